@@ -1,0 +1,75 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Spectrum",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "spectrum", targets: ["SpectrumCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // MARK: System libraries (module.modulemap + shim.h each)
+        .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CLo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
+        .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+
+        // MARK: Small C helpers
+        /// Denormal control and RealtimeSanitizer hooks for the real-time path.
+        .target(name: "CRealtime"),
+        /// Test-only malloc/free counter (linked into the test binary only).
+        .target(name: "CAllocationCounter"),
+
+        // MARK: Real-time analysis core: no JACK, no OSC, no I/O
+        .target(name: "SpectrumDSP", dependencies: ["CFFTW", "CRealtime"]),
+
+        // MARK: Around the core
+        /// Preset files (YAML) → validated AnalysisConfiguration.
+        .target(name: "SpectrumPresets", dependencies: ["SpectrumDSP", .product(name: "Yams", package: "Yams")]),
+        /// Sound files → frames, with the same analysis code (libsndfile).
+        .target(name: "SpectrumOffline", dependencies: ["SpectrumDSP", "CSndfile"]),
+
+        /// The JACK client: lifecycle, ports, callbacks, and the one real-time process callback.
+        .target(name: "SpectrumLive", dependencies: ["SpectrumDSP", "CJack", "CRealtime"]),
+        /// Frames → OSC bundles (liblo) on a publisher thread; never on the real-time thread.
+        .target(name: "SpectrumOSC", dependencies: ["SpectrumDSP", "CLo"]),
+
+        // MARK: Command line
+        .executableTarget(
+            name: "SpectrumCLI",
+            dependencies: [
+                "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOSC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: Tests
+        /// Signal generators and an offline block driver shared by the tests and benchmarks.
+        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP"]),
+        .testTarget(
+            name: "SpectrumDSPTests",
+            dependencies: ["SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]
+        ),
+        .testTarget(
+            name: "SpectrumPresetsTests",
+            dependencies: ["SpectrumPresets", "SpectrumDSP"]
+        ),
+        .testTarget(
+            name: "SpectrumLiveTests",
+            dependencies: ["SpectrumLive", "SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter", "CJack"]
+        ),
+        .testTarget(
+            name: "SpectrumOSCTests",
+            dependencies: ["SpectrumOSC", "SpectrumDSP", "SpectrumTestSupport", "CLo"]
+        ),
+        .testTarget(
+            name: "SpectrumCLITests",
+            dependencies: ["SpectrumTestSupport", "SpectrumOffline"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,86 @@
+import Glibc
+/// Every tunable value of the analysis, in units that mean the same at any sample rate.
+///
+/// Defaults reproduce the seed app (2048-point FFT at 48 kHz, 128 bands 20 Hz–20 kHz,
+/// auto-levelling, smoothing 0.35/0.12 and peak fall 0.006 per 60 Hz frame).
+/// The preset loader (`SpectrumPresets`) validates ranges per key; `Analyzer.init` checks
+/// what depends on the sample rate.
+public struct AnalysisConfiguration: Sendable, Equatable {
+    /// Output frames per second. The analysis hop is `sampleRate / outputRateHz` frames.
+    public var outputRateHz: Double = 60
+    public var spectrum = SpectrumConfiguration()
+    public var autoLevel = AutoLevelConfiguration()
+    public var tilt = TiltConfiguration()
+    public var ballistics = BallisticsConfiguration()
+    public var level = LevelConfiguration()
+
+    public init() {}
+}
+
+public struct SpectrumConfiguration: Sendable, Equatable {
+    /// Length of the main (treble and mid) analysis window. 2048 frames at 48 kHz.
+    public var windowMilliseconds: Double = 2048.0 / 48.0
+    /// Length of the long window that feeds the bass bands (bands narrower than the main
+    /// window's resolution). 1024 frames of the ~6 kHz decimated signal.
+    public var bassWindowMilliseconds: Double = 1024.0 / 6.0
+    public var bandCount: Int = 128
+    public var minimumFrequencyHz: Double = 20
+    public var maximumFrequencyHz: Double = 20_000
+
+    public init() {}
+}
+
+/// Auto-levelling: the display ceiling follows the loudest band (instant rise, slow decay).
+public struct AutoLevelConfiguration: Sendable, Equatable {
+    /// Seed: 0.5 dB per audio frame at 44100/2048 frames per second ≈ 10.8 dB/s.
+    public var decayDecibelsPerSecond: Double = 10.8
+    public var minimumCeilingDecibels: Double = -60
+    public var maximumCeilingDecibels: Double = 0
+    /// Added above the tracked ceiling before normalising.
+    public var headroomDecibels: Double = 5
+    /// Height of the display window below the ceiling.
+    public var rangeDecibels: Double = 40
+
+    public init() {}
+}
+
+/// Music-mode spectral tilt: above `pivotHz`, + rate × octaves^power dB.
+public struct TiltConfiguration: Sendable, Equatable {
+    public var enabled: Bool = false
+    public var pivotHz: Double = 200
+    public var rateDecibels: Double = 5.0
+    public var power: Double = 1.4
+
+    public init() {}
+
+    /// The boost in dB at `frequencyHz` (0 at and below the pivot). Not for the real-time path.
+    public func boostDecibels(atFrequencyHz frequencyHz: Double) -> Double {
+        guard frequencyHz > pivotHz else { return 0 }
+        let octaves = log2(frequencyHz / pivotHz)
+        return rateDecibels * pow(octaves, power)
+    }
+}
+
+/// Asymmetric smoothing and peak-hold, as time constants so they hold at any output rate.
+/// The seed's per-frame coefficients at 60 frames/s: attack 0.35 → τ = −(1/60)/ln(0.65),
+/// decay 0.12 → τ = −(1/60)/ln(0.88); peak fall 0.006 per frame → 0.36 per second.
+public struct BallisticsConfiguration: Sendable, Equatable {
+    public var attackMilliseconds: Double = -1000.0 / 60.0 / log(0.65)
+    public var releaseMilliseconds: Double = -1000.0 / 60.0 / log(0.88)
+    public var peakFallPerSecond: Double = 0.006 * 60
+
+    public init() {}
+}
+
+/// The VU scale of seed 002: −60..0 dBFS (RMS) mapped to 0..1.
+public struct LevelConfiguration: Sendable, Equatable {
+    public var vuFloorDecibels: Double = -60
+
+    public init() {}
+}
+
+/// A configuration that cannot run at the given sample rate.
+public struct AnalysisConfigurationError: Error, Equatable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,250 @@
+import CRealtime
+import Glibc
+
+/// The whole analysis of one mono stream: accepts blocks of any length and, once per hop,
+/// computes the spectrum, levels and waveform into an `AnalysisFrame`.
+///
+/// Lifecycle (as in aubio and JUCE): `init` allocates and plans everything for one sample
+/// rate and configuration (not real-time safe); `process` is the real-time verb (no allocation,
+/// lock, system call or I/O: `@_noLocks`, backed by the allocation-counting tests and RTSan);
+/// `reset` clears state without allocating. A different sample rate or configuration means a
+/// new `Analyzer`, built off the real-time thread.
+public struct Analyzer: ~Copyable {
+    public let configuration: AnalysisConfiguration
+    public let sampleRateHz: Double
+    /// Frames between output frames.
+    public let hopFrames: Int
+    /// Output frames per second (sampleRateHz / hopFrames).
+    public var frameRateHz: Double { sampleRateHz / Double(hopFrames) }
+    /// Frames in the main analysis window.
+    public var windowFrames: Int { mainSpectrum.windowFrames }
+
+    private var history: SampleHistory
+    private var bassHistory: SampleHistory
+    private var decimator: Decimator
+    private let mainSpectrum: PowerSpectrum
+    private let bassSpectrum: PowerSpectrum
+    private let bandMap: BandMap
+    /// Main spectrum bins, then bass spectrum bins.
+    private let combinedPower: RealtimeBuffer
+    private let bandDecibels: RealtimeBuffer
+    private let bandTiltDecibels: RealtimeBuffer
+    private let normalisedBands: RealtimeBuffer
+    private var autoLevel: AutoLevel
+    private let ballistics: BandBallistics
+    private var levelMeter: LevelMeter
+    private let latestFrame: UnsafeMutablePointer<AnalysisFrame>
+    private var framesUntilHop: Int
+    private var streamFrame: Int64 = 0
+    /// NaN or infinite input samples replaced by silence since the start (a real-time anomaly
+    /// counter for the non-real-time side to report).
+    public private(set) var nonFiniteSampleCount = 0
+
+    /// Decimated sample rate that feeds the bass window: about 6 kHz at every sample rate.
+    static let bassSampleRateTargetHz = 6000.0
+    static let supportedSampleRatesHz: ClosedRange<Double> = 8000...384_000
+
+    /// Prepares the analysis. Allocates and plans FFTs; not real-time safe.
+    public init(configuration: AnalysisConfiguration, sampleRateHz: Double) throws(AnalysisConfigurationError) {
+        let spectrumConfiguration = configuration.spectrum
+        guard Self.supportedSampleRatesHz.contains(sampleRateHz) else {
+            throw AnalysisConfigurationError("sample rate \(Self.format(sampleRateHz)) Hz is not supported: expected 8000 to 384000 Hz")
+        }
+        let nyquistHz = sampleRateHz / 2
+        guard spectrumConfiguration.maximumFrequencyHz <= nyquistHz * 0.95 else {
+            let neededHz = (spectrumConfiguration.maximumFrequencyHz / 0.95 * 2).rounded(.up)
+            throw AnalysisConfigurationError("sample rate \(Self.format(sampleRateHz)) Hz is too low for bands up to \(Self.format(spectrumConfiguration.maximumFrequencyHz)) Hz: expected at least \(Self.format(neededHz)) Hz (or a lower spectrum.maximum_frequency_hz)")
+        }
+        guard (1...AnalysisFrame.maximumBandCount).contains(spectrumConfiguration.bandCount),
+              spectrumConfiguration.minimumFrequencyHz > 0,
+              spectrumConfiguration.minimumFrequencyHz < spectrumConfiguration.maximumFrequencyHz else {
+            throw AnalysisConfigurationError("spectrum bands: expected 1 to \(AnalysisFrame.maximumBandCount) bands between 0 < minimum < maximum Hz")
+        }
+        let windowFrames = Int((spectrumConfiguration.windowMilliseconds / 1000 * sampleRateHz).rounded())
+        guard windowFrames >= AnalysisFrame.waveformPointCount else {
+            throw AnalysisConfigurationError("spectrum.window_ms \(Self.format(spectrumConfiguration.windowMilliseconds)) is only \(windowFrames) frames at \(Self.format(sampleRateHz)) Hz: expected at least \(AnalysisFrame.waveformPointCount)")
+        }
+        let hopFrames = max(1, Int((sampleRateHz / configuration.outputRateHz).rounded()))
+
+        self.configuration = configuration
+        self.sampleRateHz = sampleRateHz
+        self.hopFrames = hopFrames
+        let hopSeconds = Double(hopFrames) / sampleRateHz
+
+        // Main path: the newest window of the full-rate signal.
+        history = SampleHistory(capacity: windowFrames)
+        mainSpectrum = PowerSpectrum(windowFrames: windowFrames, sampleRateHz: sampleRateHz, paddingFactor: 1)
+
+        // Bass path: a long window of the decimated signal, zero-padded 2× so that linear
+        // interpolation between bins follows the true spectrum closely.
+        let factor = max(1, Int((sampleRateHz / Self.bassSampleRateTargetHz).rounded()))
+        let bassRateHz = sampleRateHz / Double(factor)
+        let bassWindowFrames = Int((spectrumConfiguration.bassWindowMilliseconds / 1000 * bassRateHz).rounded())
+        decimator = Decimator(factor: factor)
+        bassHistory = SampleHistory(capacity: bassWindowFrames)
+        bassSpectrum = PowerSpectrum(windowFrames: bassWindowFrames, sampleRateHz: bassRateHz, paddingFactor: 2)
+
+        combinedPower = RealtimeBuffer(count: mainSpectrum.binCount + bassSpectrum.binCount, repeating: 0)
+        bandMap = BandMap(
+            bandCount: spectrumConfiguration.bandCount,
+            minimumFrequencyHz: spectrumConfiguration.minimumFrequencyHz,
+            maximumFrequencyHz: spectrumConfiguration.maximumFrequencyHz,
+            main: BandMap.Source(
+                offset: 0, binCount: mainSpectrum.binCount, binSpacingHz: mainSpectrum.binSpacingHz,
+                equivalentNoiseBandwidthHz: mainSpectrum.equivalentNoiseBandwidthHz,
+                resolutionHz: sampleRateHz / Double(windowFrames), usableLimitHz: nyquistHz),
+            bass: BandMap.Source(
+                offset: mainSpectrum.binCount, binCount: bassSpectrum.binCount, binSpacingHz: bassSpectrum.binSpacingHz,
+                equivalentNoiseBandwidthHz: bassSpectrum.equivalentNoiseBandwidthHz,
+                resolutionHz: bassRateHz / Double(bassWindowFrames), usableLimitHz: bassRateHz * 0.15)
+        )
+
+        let bandCount = spectrumConfiguration.bandCount
+        bandDecibels = RealtimeBuffer(count: bandCount, repeating: realtimeDecibelsFromPower(0))
+        bandTiltDecibels = RealtimeBuffer(count: bandCount, repeating: 0)
+        if configuration.tilt.enabled {
+            for band in 0..<bandCount {
+                bandTiltDecibels[band] = Float(configuration.tilt.boostDecibels(atFrequencyHz: bandMap.centreFrequenciesHz[band]))
+            }
+        }
+        normalisedBands = RealtimeBuffer(count: bandCount, repeating: 0)
+        autoLevel = AutoLevel(configuration: configuration.autoLevel, hopSeconds: hopSeconds)
+        ballistics = BandBallistics(bandCount: bandCount, configuration: configuration.ballistics, hopSeconds: hopSeconds)
+        levelMeter = LevelMeter(configuration: configuration.level)
+        latestFrame = .allocate(capacity: 1)
+        latestFrame.initialize(to: AnalysisFrame())
+        latestFrame.pointee.bandCount = bandCount
+        framesUntilHop = hopFrames
+    }
+
+    deinit { latestFrame.deallocate() }
+
+    /// Feeds mono samples up to the end of the current hop and returns how many it took
+    /// (≤ `frameCount`) and whether that completed a frame, now readable at `frame`.
+    /// Hosts call it in a loop until the block is used up. Real-time safe.
+    @_noLocks
+    public mutating func consume(_ samples: UnsafePointer<Float>, frameCount: Int) -> (consumed: Int, frameCompleted: Bool) {
+        let run = min(frameCount, framesUntilHop)
+        let previousControl = _unsafePerformance { spectrum_denormals_disable() }
+        for offset in 0..<run {
+            var sample = samples[offset]
+            if !sample.isFinite {
+                sample = 0
+                nonFiniteSampleCount &+= 1
+            }
+            history.append(sample)
+            decimator.push(sample, into: &bassHistory)
+            levelMeter.observe(sample)
+        }
+        framesUntilHop -= run
+        streamFrame += Int64(run)
+        let completed = framesUntilHop == 0
+        if completed {
+            analyseHop()
+            framesUntilHop = hopFrames
+        }
+        _unsafePerformance { spectrum_denormals_restore(previousControl) }
+        return (run, completed)
+    }
+
+    /// The latest completed frame. Overwritten by the next completed hop.
+    public var frame: UnsafePointer<AnalysisFrame> { UnsafePointer(latestFrame) }
+
+    /// Feeds a whole block (any length, including 0) and pushes each completed frame into
+    /// `ring`; returns how many frames were dropped because the ring was full. Real-time safe.
+    @_noLocks
+    public mutating func process(_ samples: UnsafePointer<Float>, frameCount: Int, into ring: FrameRing) -> Int {
+        var dropped = 0
+        var offset = 0
+        while offset < frameCount {
+            let step = consume(samples + offset, frameCount: frameCount - offset)
+            offset += step.consumed
+            if step.frameCompleted && !ring.push(latestFrame) { dropped += 1 }
+        }
+        return dropped
+    }
+
+    /// Feeds a whole block and calls `emit` with each completed frame. For offline hosts and
+    /// tests; not real-time safe (the closure may do anything).
+    public mutating func process(_ samples: UnsafePointer<Float>, frameCount: Int, emit: (borrowing AnalysisFrame) -> Void) {
+        var offset = 0
+        while offset < frameCount {
+            let step = consume(samples + offset, frameCount: frameCount - offset)
+            offset += step.consumed
+            if step.frameCompleted { emit(latestFrame.pointee) }
+        }
+    }
+
+    @_noLocks
+    private mutating func analyseHop() {
+        let bandCount = bandMap.bandCount
+        // 1) Window + FFT + power, for the main and the bass window.
+        mainSpectrum.compute(from: history, into: combinedPower.base)
+        bassSpectrum.compute(from: bassHistory, into: combinedPower.base + mainSpectrum.binCount)
+        // 2) Log bands (power), reusing normalisedBands as scratch.
+        bandMap.map(power: combinedPower.base, into: normalisedBands.base)
+        // 3) dB with the 1e-20 floor, plus the music-mode tilt (zero when off).
+        var loudestDecibels = -Float.infinity
+        for band in 0..<bandCount {
+            let decibels = realtimeDecibelsFromPower(normalisedBands[band]) + bandTiltDecibels[band]
+            bandDecibels[band] = decibels
+            loudestDecibels = max(loudestDecibels, decibels)
+        }
+        // 4) Auto-level and normalise to 0..1.
+        autoLevel.track(loudestDecibels: finiteOr(loudestDecibels, realtimeDecibelsFromPower(0)))
+        for band in 0..<bandCount {
+            normalisedBands[band] = autoLevel.normalise(bandDecibels[band])
+        }
+        // 5) Smoothing and peak-hold.
+        ballistics.update(targets: normalisedBands.base)
+        // 6) The frame: bands, peaks, level, waveform.
+        latestFrame.pointee.streamFrame = streamFrame
+        for band in 0..<bandCount {
+            latestFrame.pointee.bands[band] = ballistics.smoothed[band]
+            latestFrame.pointee.peaks[band] = ballistics.peaks[band]
+        }
+        latestFrame.pointee.level = levelMeter.read(history: history, windowFrames: mainSpectrum.windowFrames)
+        let windowFrames = mainSpectrum.windowFrames
+        let pointCount = latestFrame.pointee.waveform.count
+        for point in 0..<pointCount {
+            latestFrame.pointee.waveform[point] = history.latest(windowFrames, at: point * windowFrames / pointCount)
+        }
+    }
+
+    /// Clears all signal state (as if just prepared). Real-time safe.
+    @_noLocks
+    public mutating func reset() {
+        history.reset()
+        bassHistory.reset()
+        decimator.reset()
+        autoLevel.reset()
+        ballistics.reset()
+        levelMeter.reset()
+        bandDecibels.fill(with: realtimeDecibelsFromPower(0))
+        framesUntilHop = hopFrames
+        streamFrame = 0
+        nonFiniteSampleCount = 0
+    }
+
+    // MARK: Inspection (consumer side; not for the real-time path)
+
+    public var bandCount: Int { bandMap.bandCount }
+    public var bandCentreFrequenciesHz: [Double] { bandMap.centreFrequenciesHz }
+    /// Number of low bands fed by the long bass window.
+    public var bassBandCount: Int { bandMap.bassBandCount }
+    /// The band whose range contains `frequencyHz`, or nil outside the analysed range.
+    public func band(containingFrequencyHz frequencyHz: Double) -> Int? {
+        let spectrum = configuration.spectrum
+        guard frequencyHz >= spectrum.minimumFrequencyHz, frequencyHz < spectrum.maximumFrequencyHz else { return nil }
+        let position = log(frequencyHz / spectrum.minimumFrequencyHz) / log(spectrum.maximumFrequencyHz / spectrum.minimumFrequencyHz)
+        return min(Int(position * Double(bandMap.bandCount)), bandMap.bandCount - 1)
+    }
+    /// Band levels in dB (after tilt, before normalising) from the latest hop.
+    public var bandLevelsDecibels: [Float] { (0..<bandMap.bandCount).map { bandDecibels[$0] } }
+    /// The auto-level ceiling in dB after the latest hop.
+    public var ceilingDecibels: Float { autoLevel.ceilingDecibels }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}

@@ -1,0 +1,37 @@
+import Glibc
+
+// libm calls for the real-time path. `@_noLocks` rejects every C call, so each one is wrapped
+// on its own in `_unsafePerformance` (libm's float functions neither allocate nor lock); the
+// allocation-counting test and the RTSan run back this up.
+
+@inline(__always) @_noLocks
+func realtimeLog10(_ value: Float) -> Float { _unsafePerformance { log10f(value) } }
+
+@inline(__always) @_noLocks
+func realtimeSquareRoot(_ value: Float) -> Float { _unsafePerformance { sqrtf(value) } }
+
+@inline(__always) @_noLocks
+func realtimeDecibelsFromPower(_ power: Float) -> Float {
+    10 * realtimeLog10(max(power, powerFloor))
+}
+
+@inline(__always) @_noLocks
+func realtimeDecibelsFromAmplitude(_ amplitude: Float) -> Float {
+    20 * realtimeLog10(max(amplitude, amplitudeFloor))
+}
+
+/// The seed's floor before taking logarithms: power 1e-20 (−200 dB).
+@inline(__always) var powerFloor: Float { 1e-20 }
+/// Amplitude floor for levels: 1e-6 (−120 dBFS), as in seed 002.
+@inline(__always) var amplitudeFloor: Float { 1e-6 }
+
+/// Replaces NaN and ±infinity by `fallback`, so nothing non-finite ever leaves the analysis.
+@inline(__always) @_noLocks
+func finiteOr(_ value: Float, _ fallback: Float) -> Float {
+    value.isFinite ? value : fallback
+}
+
+@inline(__always) @_noLocks
+func clampUnit(_ value: Float) -> Float {
+    value.isFinite ? min(max(value, 0), 1) : 0
+}

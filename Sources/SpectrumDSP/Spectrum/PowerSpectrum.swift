@@ -1,0 +1,80 @@
+import CFFTW
+import Glibc
+
+/// FFTW's planner is not thread-safe (tests build analysers in parallel): make it so once,
+/// before the first plan.
+private let plannerMadeThreadSafe: Void = fftwf_make_planner_thread_safe()
+
+/// Hann-windowed real FFT of the newest `windowFrames` samples, zero-padded to the power of two
+/// `fftSize` ≥ `windowFrames × paddingFactor`,
+/// producing the power of each bin scaled so that a full-scale sine reads 1.0 (0 dB) at its peak.
+///
+/// `init` plans with FFTW_MEASURE and allocates (not real-time safe); `compute` only calls
+/// `fftwf_execute` on that plan (real-time safe).
+struct PowerSpectrum: ~Copyable {
+    let windowFrames: Int
+    let fftSize: Int
+    let binCount: Int
+    /// Hz between bins of the zero-padded transform.
+    let binSpacingHz: Double
+    /// Equivalent noise bandwidth of the window in Hz: turns integrated power into band power.
+    let equivalentNoiseBandwidthHz: Double
+
+    private let window: RealtimeBuffer
+    private let input: UnsafeMutablePointer<Float>
+    private let output: UnsafeMutablePointer<fftwf_complex>
+    private let plan: OpaquePointer
+    private let powerScale: Float
+
+    init(windowFrames: Int, sampleRateHz: Double, paddingFactor: Int) {
+        _ = plannerMadeThreadSafe
+        self.windowFrames = windowFrames
+        var size = 1
+        while size < windowFrames * paddingFactor { size <<= 1 }
+        fftSize = size
+        binCount = size / 2 + 1
+        binSpacingHz = sampleRateHz / Double(size)
+
+        window = RealtimeBuffer(count: windowFrames, repeating: 0)
+        var sum = 0.0, sumOfSquares = 0.0
+        for index in 0..<windowFrames {
+            // Periodic Hann: w[n] = 0.5 (1 − cos(2πn/N)).
+            let value = 0.5 * (1 - cos(2 * Double.pi * Double(index) / Double(windowFrames)))
+            window[index] = Float(value)
+            sum += value
+            sumOfSquares += value * value
+        }
+        powerScale = Float((2 / sum) * (2 / sum))
+        equivalentNoiseBandwidthHz = sampleRateHz * sumOfSquares / (sum * sum)
+
+        input = fftwf_alloc_real(size)
+        output = fftwf_alloc_complex(size / 2 + 1)
+        plan = fftwf_plan_dft_r2c_1d(Int32(size), input, output, UInt32(FFTW_MEASURE))
+        // Planning with FFTW_MEASURE scribbles on the arrays; the zero padding must be zero.
+        input.initialize(repeating: 0, count: size)
+    }
+
+    deinit {
+        fftwf_destroy_plan(plan)
+        fftwf_free(input)
+        fftwf_free(output)
+    }
+
+    /// Windows the newest samples of `history`, transforms, and writes `binCount` powers to
+    /// `power`. Real-time safe.
+    @_noLocks
+    func compute(from history: borrowing SampleHistory, into power: UnsafeMutablePointer<Float>) {
+        // 1) Window (the zero padding beyond windowFrames is never written).
+        for index in 0..<windowFrames {
+            input[index] = window[index] * history.latest(windowFrames, at: index)
+        }
+        // 2) FFT.
+        let plan = self.plan
+        _unsafePerformance { fftwf_execute(plan) }
+        // 3) Squared magnitudes, scaled to full-scale-sine = 1.
+        for bin in 0..<binCount {
+            let (real, imaginary) = output[bin]
+            power[bin] = (real * real + imaginary * imaginary) * powerScale
+        }
+    }
+}
