@@ -6,6 +6,10 @@ public struct AnalysisFrame: BitwiseCopyable {
 
     /// Stream position, in frames since the analysis started, of the newest sample in this frame.
     public var streamFrame: Int64 = 0
+    /// When the newest sample of this frame reached the capture port, on JACK's clock
+    /// (`jack_get_time()` microseconds, capture latency subtracted); 0 when there is no such
+    /// clock (offline analysis). Set by the live host.
+    public var captureTimeMicroseconds: UInt64 = 0
     /// Number of valid entries in `bands` and `peaks`.
     public var bandCount: Int = 0
     /// Smoothed, auto-levelled band values, 0..1.
