@@ -21,8 +21,8 @@ public struct SpectrumConfiguration: Sendable, Equatable {
     /// Length of the main (treble and mid) analysis window. 2048 frames at 48 kHz.
     public var windowMilliseconds: Double = 2048.0 / 48.0
     /// Length of the long window that feeds the bass bands (bands narrower than the main
-    /// window's resolution). 1024 frames of the ~6 kHz decimated signal.
-    public var bassWindowMilliseconds: Double = 1024.0 / 6.0
+    /// window's resolution). 512 frames of the ~3 kHz decimated signal.
+    public var bassWindowMilliseconds: Double = 512.0 / 3.0
     public var bandCount: Int = 128
     public var minimumFrequencyHz: Double = 20
     public var maximumFrequencyHz: Double = 20_000

@@ -40,8 +40,9 @@ public struct Analyzer: ~Copyable {
     /// counter for the non-real-time side to report).
     public private(set) var nonFiniteSampleCount = 0
 
-    /// Decimated sample rate that feeds the bass window: about 6 kHz at every sample rate.
-    static let bassSampleRateTargetHz = 6000.0
+    /// Decimated sample rate that feeds the bass window: about 3 kHz at every sample rate,
+    /// ample for bass bands (below ~440 Hz) and cheap to transform.
+    static let bassSampleRateTargetHz = 3000.0
     static let supportedSampleRatesHz: ClosedRange<Double> = 8000...384_000
 
     /// Prepares the analysis. Allocates and plans FFTs; not real-time safe.
@@ -75,14 +76,14 @@ public struct Analyzer: ~Copyable {
         history = SampleHistory(capacity: windowFrames)
         mainSpectrum = PowerSpectrum(windowFrames: windowFrames, sampleRateHz: sampleRateHz, paddingFactor: 1)
 
-        // Bass path: a long window of the decimated signal, zero-padded 2× so that linear
-        // interpolation between bins follows the true spectrum closely.
+        // Bass path: a long window of the decimated signal, zero-padded 4× so that linear
+        // interpolation between bins (≤ 1.5 Hz apart) follows the true spectrum closely.
         let factor = max(1, Int((sampleRateHz / Self.bassSampleRateTargetHz).rounded()))
         let bassRateHz = sampleRateHz / Double(factor)
         let bassWindowFrames = Int((spectrumConfiguration.bassWindowMilliseconds / 1000 * bassRateHz).rounded())
         decimator = Decimator(factor: factor)
         bassHistory = SampleHistory(capacity: bassWindowFrames)
-        bassSpectrum = PowerSpectrum(windowFrames: bassWindowFrames, sampleRateHz: bassRateHz, paddingFactor: 2)
+        bassSpectrum = PowerSpectrum(windowFrames: bassWindowFrames, sampleRateHz: bassRateHz, paddingFactor: 4)
 
         combinedPower = RealtimeBuffer(count: mainSpectrum.binCount + bassSpectrum.binCount, repeating: 0)
         bandMap = BandMap(
@@ -96,7 +97,7 @@ public struct Analyzer: ~Copyable {
             bass: BandMap.Source(
                 offset: mainSpectrum.binCount, binCount: bassSpectrum.binCount, binSpacingHz: bassSpectrum.binSpacingHz,
                 equivalentNoiseBandwidthHz: bassSpectrum.equivalentNoiseBandwidthHz,
-                resolutionHz: bassRateHz / Double(bassWindowFrames), usableLimitHz: bassRateHz * 0.15)
+                resolutionHz: bassRateHz / Double(bassWindowFrames), usableLimitHz: bassRateHz * 0.3)
         )
 
         let bandCount = spectrumConfiguration.bandCount

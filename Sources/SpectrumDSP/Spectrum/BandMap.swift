@@ -3,12 +3,13 @@ import Glibc
 /// Maps FFT bin powers to log-spaced band powers with weights prepared once.
 ///
 /// A band's power is the integral, over the band's frequency range, of the power spectrum
-/// interpolated linearly between bin centres, divided by the window's equivalent noise
-/// bandwidth. That is what a band-pass filter of the band's width would measure: a tone inside
-/// a wide band reads its own power, noise reads its power in the band, and a band narrower than
-/// one bin still gets its own value (the interpolated spectrum at that frequency) instead of a
-/// copy of its neighbour. Bands narrower than the main window's resolution read the long bass
-/// spectrum instead (see docs/dsp.md).
+/// interpolated linearly between bin centres, divided by the smaller of the band's width and the
+/// window's equivalent noise bandwidth (ENBW). For a band wider than the ENBW that is what a
+/// band-pass filter of the band's width would measure (a tone inside reads its own power, noise
+/// its power in the band); for a narrower band it is the mean of the interpolated spectrum over
+/// the band, so a tone still reads its own power in the band that contains it, and every band
+/// gets its own value instead of a copy of its neighbour. Bands narrower than the main window's
+/// resolution read the long bass spectrum instead (see docs/dsp.md).
 ///
 /// `init` allocates; `map` is real-time safe (a sparse product).
 struct BandMap: ~Copyable {
@@ -73,10 +74,11 @@ struct BandMap: ~Copyable {
         binIndices.deallocate()
     }
 
-    /// Weights w_k such that Σ w_k P_k = (1/ENBW) ∫[lower, upper] P(f) df, with P linear
-    /// between bin centres.
+    /// Weights w_k such that Σ w_k P_k = ∫[lower, upper] P(f) df / min(upper − lower, ENBW),
+    /// with P linear between bin centres.
     static func integrationWeights(lowerHz: Double, upperHz: Double, source: Source) -> [(Int, Double)] {
         let spacing = source.binSpacingHz
+        let scale = spacing / min(upperHz - lowerHz, source.equivalentNoiseBandwidthHz)
         let lowerBin = lowerHz / spacing, upperBin = upperHz / spacing
         var result: [Int: Double] = [:]
         var segment = Int(lowerBin.rounded(.down))
@@ -86,8 +88,8 @@ struct BandMap: ~Copyable {
             let u1 = min(upperBin - Double(segment), 1)
             if u1 > u0 {
                 let linear = (u1 * u1 - u0 * u0) / 2
-                result[segment, default: 0] += ((u1 - u0) - linear) * spacing / source.equivalentNoiseBandwidthHz
-                result[segment + 1, default: 0] += linear * spacing / source.equivalentNoiseBandwidthHz
+                result[segment, default: 0] += ((u1 - u0) - linear) * scale
+                result[segment + 1, default: 0] += linear * scale
             }
             segment += 1
         }

@@ -1,7 +1,7 @@
 import Glibc
 
 /// Low-pass filters and keeps every `factor`-th sample, so the bass bands can be fed by a long
-/// window at low cost (a 170 ms window is 1024 frames at ~6 kHz instead of 8192 at 48 kHz).
+/// window at low cost (a 170 ms window is 512 frames at ~3 kHz instead of 8192 at 48 kHz).
 ///
 /// A Blackman-windowed sinc FIR of `8 × factor + 1` taps with its cut-off at the decimated
 /// Nyquist frequency: flat far beyond the bass crossover (~430 Hz), and ≥ 70 dB down where

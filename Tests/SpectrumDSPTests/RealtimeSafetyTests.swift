@@ -1,0 +1,57 @@
+import Testing
+import CAllocationCounter
+import SpectrumDSP
+import SpectrumTestSupport
+
+/// The real-time verb allocates nothing: counted by the test binary's own malloc/free.
+/// (The JACK-thread version of this test lives in SpectrumLiveTests.)
+@Suite(.serialized) struct RealtimeSafetyTests {
+    @Test func processAllocatesNothingOverTenThousandHops() throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000)
+        let ring = FrameRing(capacity: 16)
+        defer { ring.deallocate() }
+        let signal = TestSignals.whiteNoise(sampleRateHz: 48_000, seconds: 1, amplitude: 0.3)
+            + TestSignals.sine(frequencyHz: 82.4, sampleRateHz: 48_000, seconds: 1)
+        let blockSizes = [0, 1, 63, 64, 1000, 4096, 17, 256]
+        var hops = 0, position = 0, blockIndex = 0, dropped = 0
+        var frame = AnalysisFrame()
+        allocation_counter_reset()
+        signal.withUnsafeBufferPointer { samples in
+            while hops < 10_000 {
+                let size = min(blockSizes[blockIndex % blockSizes.count], samples.count - position)
+                blockIndex += 1
+                allocation_counter_enter()
+                dropped += analyzer.process(samples.baseAddress! + position, frameCount: size, into: ring)
+                allocation_counter_exit()
+                while ring.pop(into: &frame) { hops += 1 }
+                position = (position + size) % (samples.count - 4096)
+            }
+        }
+        #expect(allocation_counter_allocations() == 0)
+        #expect(allocation_counter_frees() == 0)
+        #expect(dropped == 0)
+        #expect(hops >= 10_000)
+    }
+
+    @Test func theCounterSeesAnAllocation() {
+        // Guards the guard: a deliberate allocation inside enter/exit is counted.
+        allocation_counter_reset()
+        allocation_counter_enter()
+        let array = [Int](repeating: 7, count: 1000)
+        allocation_counter_exit()
+        #expect(array.count == 1000)
+        #expect(allocation_counter_allocations() >= 1)
+    }
+
+    @Test func aFullRingDropsAndCountsInsteadOfWaiting() throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000)
+        let ring = FrameRing(capacity: 4)
+        defer { ring.deallocate() }
+        let signal = TestSignals.silence(sampleRateHz: 48_000, seconds: 0.2) // 12 hops
+        let dropped = signal.withUnsafeBufferPointer { analyzer.process($0.baseAddress!, frameCount: $0.count, into: ring) }
+        #expect(dropped == 8)
+        #expect(ring.count == 4)
+        var frame = AnalysisFrame()
+        #expect(ring.pop(into: &frame) && frame.streamFrame == 800)
+    }
+}
