@@ -47,6 +47,9 @@ let package = Package(
             ]
         ),
 
+        // MARK: Benchmarks (scripts/bench)
+        .executableTarget(name: "SpectrumBench", dependencies: ["SpectrumDSP", "SpectrumTestSupport"]),
+
         // MARK: Tests
         /// Signal generators and an offline block driver shared by the tests and benchmarks.
         .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP"]),

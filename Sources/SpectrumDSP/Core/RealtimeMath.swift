@@ -35,3 +35,23 @@ func finiteOr(_ value: Float, _ fallback: Float) -> Float {
 func clampUnit(_ value: Float) -> Float {
     value.isFinite ? min(max(value, 0), 1) : 0
 }
+
+/// Σ a[i]·b[i], in eight SIMD lanes so the sum is not one long chain of dependent adds.
+/// Real-time safe. The order of additions is fixed, so results are reproducible.
+@inline(__always) @_noLocks
+func realtimeDotProduct(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float {
+    var lanes = SIMD8<Float>(repeating: 0)
+    var index = 0
+    while index + 8 <= count {
+        let left = UnsafeRawPointer(a + index).loadUnaligned(as: SIMD8<Float>.self)
+        let right = UnsafeRawPointer(b + index).loadUnaligned(as: SIMD8<Float>.self)
+        lanes += left * right // not addingProduct: without -mfma that calls libm fmaf per lane
+        index += 8
+    }
+    var sum = lanes.sum()
+    while index < count {
+        sum += a[index] * b[index]
+        index += 1
+    }
+    return sum
+}

@@ -26,6 +26,15 @@ struct SampleHistory: ~Copyable {
         samples[(writeIndex - 1 - age) & mask]
     }
 
+    /// The latest `length` samples, oldest first, as at most two contiguous runs (the ring may
+    /// wrap), so loops over them can be vectorised.
+    @inline(__always) @_noLocks
+    func latestRuns(_ length: Int) -> (first: UnsafePointer<Float>, firstCount: Int, second: UnsafePointer<Float>, secondCount: Int) {
+        let start = (writeIndex - length) & mask
+        let firstCount = min(length, samples.count - start)
+        return (UnsafePointer(samples.base + start), firstCount, UnsafePointer(samples.base), length - firstCount)
+    }
+
     /// Element `index` of the latest `length` samples, oldest first.
     @inline(__always) @_noLocks
     func latest(_ length: Int, at index: Int) -> Float {

@@ -19,11 +19,9 @@ struct LevelMeter {
     /// Finishes the hop: RMS over the newest `windowFrames` samples of `history`.
     @_noLocks
     mutating func read(history: borrowing SampleHistory, windowFrames: Int) -> LevelReading {
-        var sumOfSquares: Float = 0
-        for index in 0..<windowFrames {
-            let sample = history.latest(windowFrames, at: index)
-            sumOfSquares += sample * sample
-        }
+        let runs = history.latestRuns(windowFrames)
+        let sumOfSquares = realtimeDotProduct(runs.first, runs.first, count: runs.firstCount)
+            + realtimeDotProduct(runs.second, runs.second, count: runs.secondCount)
         let rms = finiteOr(realtimeSquareRoot(sumOfSquares / Float(windowFrames)), 0)
         let peak = finiteOr(hopPeak, 0)
         hopPeak = 0

@@ -49,10 +49,7 @@ struct Decimator: ~Copyable {
         guard phase == factor else { return }
         phase = 0
         // The newest tapCount inputs, oldest first, start at writeIndex.
-        var sum: Float = 0
-        let newest = delayLine.base + writeIndex
-        for index in 0..<tapCount { sum += taps[index] * newest[index] }
-        output.append(sum)
+        output.append(realtimeDotProduct(taps.base, delayLine.base + writeIndex, count: tapCount))
     }
 
     @_noLocks

@@ -65,8 +65,12 @@ struct PowerSpectrum: ~Copyable {
     @_noLocks
     func compute(from history: borrowing SampleHistory, into power: UnsafeMutablePointer<Float>) {
         // 1) Window (the zero padding beyond windowFrames is never written).
-        for index in 0..<windowFrames {
-            input[index] = window[index] * history.latest(windowFrames, at: index)
+        let runs = history.latestRuns(windowFrames)
+        for index in 0..<runs.firstCount {
+            input[index] = window[index] * runs.first[index]
+        }
+        for index in 0..<runs.secondCount {
+            input[runs.firstCount + index] = window[runs.firstCount + index] * runs.second[index]
         }
         // 2) FFT.
         let plan = self.plan
