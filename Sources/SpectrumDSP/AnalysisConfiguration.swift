@@ -13,6 +13,7 @@ public struct AnalysisConfiguration: Sendable, Equatable {
     public var tilt = TiltConfiguration()
     public var ballistics = BallisticsConfiguration()
     public var level = LevelConfiguration()
+    public var pitch = PitchConfiguration()
 
     public init() {}
 }
@@ -75,6 +76,28 @@ public struct BallisticsConfiguration: Sendable, Equatable {
 /// The VU scale of seed 002: −60..0 dBFS (RMS) mapped to 0..1.
 public struct LevelConfiguration: Sendable, Equatable {
     public var vuFloorDecibels: Double = -60
+
+    public init() {}
+}
+
+/// The tuner (seed 000): range, confidence threshold, silence gate and reference pitch.
+public struct PitchConfiguration: Sendable, Equatable {
+    public var enabled: Bool = true
+    /// Lowest fundamental searched; the window holds 2.5 periods of it. Below E1 (41.2 Hz).
+    public var minimumFrequencyHz: Double = 38
+    /// Highest fundamental searched. Above C7 (2093 Hz).
+    public var maximumFrequencyHz: Double = 2_200
+    /// Minimum normalised correlation at the period for a confident estimate.
+    public var confidenceThreshold: Double = 0.75
+    /// Windows quieter than this (RMS, dBFS) have no note.
+    public var silenceGateDecibels: Double = -60
+    /// Windows whose second half holds this many dB less energy than the first have no note: a
+    /// drum's decaying body looks perfectly periodic to a normalised correlation. The halves of
+    /// the 66 ms window are 33 ms apart, so 2 dB rejects decays faster than τ ≈ 140 ms (drums,
+    /// note releases) and keeps plucked strings and pianos (τ ≥ 0.3 s, ≤ 1 dB).
+    public var percussiveDecayDecibels: Double = 2
+    /// A4 in Hz; 415–466 allowed.
+    public var referenceHz: Double = 440
 
     public init() {}
 }

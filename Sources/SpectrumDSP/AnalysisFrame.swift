@@ -17,6 +17,8 @@ public struct AnalysisFrame: BitwiseCopyable {
     /// Falling peak-hold of `bands`, 0..1.
     public var peaks = InlineArray<256, Float>(repeating: 0)
     public var level = LevelReading(rms: 0, peak: 0, rmsDecibels: -120, peakDecibels: -120, vu: 0)
+    /// The tuner's reading; `noteNumber < 0` means no note.
+    public var pitch = PitchReading.none
     /// The newest analysis window downsampled to 512 points, raw sample values (−1..1 in range).
     public var waveform = InlineArray<512, Float>(repeating: 0)
 
@@ -43,5 +45,42 @@ public struct LevelReading: BitwiseCopyable, Equatable {
         self.rmsDecibels = rmsDecibels
         self.peakDecibels = peakDecibels
         self.vu = vu
+    }
+}
+
+/// The tuner's reading of one hop (median of three estimates).
+public struct PitchReading: BitwiseCopyable, Equatable {
+    /// Fundamental frequency in Hz; 0 when there is no note.
+    public var frequencyHz: Float
+    /// Fractional MIDI note number against the reference pitch (69 = A4).
+    public var midiNote: Float
+    /// Nearest MIDI note, or −1 when there is no note.
+    public var noteNumber: Int32
+    /// Deviation from the nearest note, −50..+50 cents.
+    public var cents: Float
+    /// Normalised correlation at the period, 0..1.
+    public var confidence: Float
+
+    @_noLocks
+    public init(frequencyHz: Float, midiNote: Float, noteNumber: Int32, cents: Float, confidence: Float) {
+        self.frequencyHz = frequencyHz
+        self.midiNote = midiNote
+        self.noteNumber = noteNumber
+        self.cents = cents
+        self.confidence = confidence
+    }
+
+    public static var none: PitchReading {
+        @_noLocks get { PitchReading(frequencyHz: 0, midiNote: 0, noteNumber: -1, cents: 0, confidence: 0) }
+    }
+
+    public var hasNote: Bool { noteNumber >= 0 }
+
+    /// Note name with octave in scientific pitch notation ("A4", "C#2"), nil without a note.
+    /// Allocates; not for the real-time path.
+    public var noteName: String? {
+        guard hasNote else { return nil }
+        let names = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
+        return names[Int(noteNumber) % 12] + String(Int(noteNumber) / 12 - 1)
     }
 }

@@ -33,6 +33,9 @@ public struct Analyzer: ~Copyable {
     private var autoLevel: AutoLevel
     private let ballistics: BandBallistics
     private var levelMeter: LevelMeter
+    private let pitchDetector: PitchDetector
+    private let pitchEnabled: Bool
+    private var pitchTracker: PitchTracker
     private let latestFrame: UnsafeMutablePointer<AnalysisFrame>
     private var framesUntilHop: Int
     private var streamFrame: Int64 = 0
@@ -72,8 +75,10 @@ public struct Analyzer: ~Copyable {
         self.hopFrames = hopFrames
         let hopSeconds = Double(hopFrames) / sampleRateHz
 
-        // Main path: the newest window of the full-rate signal.
-        history = SampleHistory(capacity: windowFrames)
+        // Main path: the newest window of the full-rate signal (long enough for the tuner too).
+        pitchDetector = PitchDetector(configuration: configuration.pitch, sampleRateHz: sampleRateHz)
+        pitchEnabled = configuration.pitch.enabled
+        history = SampleHistory(capacity: max(windowFrames, pitchDetector.windowFrames))
         mainSpectrum = PowerSpectrum(windowFrames: windowFrames, sampleRateHz: sampleRateHz, paddingFactor: 1)
 
         // Bass path: a long window of the decimated signal, zero-padded 4× so that linear
@@ -112,6 +117,7 @@ public struct Analyzer: ~Copyable {
         autoLevel = AutoLevel(configuration: configuration.autoLevel, hopSeconds: hopSeconds)
         ballistics = BandBallistics(bandCount: bandCount, configuration: configuration.ballistics, hopSeconds: hopSeconds)
         levelMeter = LevelMeter(configuration: configuration.level)
+        pitchTracker = PitchTracker(referenceHz: configuration.pitch.referenceHz)
         latestFrame = .allocate(capacity: 1)
         latestFrame.initialize(to: AnalysisFrame())
         latestFrame.pointee.bandCount = bandCount
@@ -206,6 +212,10 @@ public struct Analyzer: ~Copyable {
         }
         latestFrame.pointee.level = levelMeter.read(history: history, windowFrames: mainSpectrum.windowFrames)
         let windowFrames = mainSpectrum.windowFrames
+        // 7) Pitch: raw estimate, then median-of-three tracking.
+        if pitchEnabled {
+            latestFrame.pointee.pitch = pitchTracker.update(pitchDetector.detect(history: history))
+        }
         let pointCount = latestFrame.pointee.waveform.count
         for point in 0..<pointCount {
             latestFrame.pointee.waveform[point] = history.latest(windowFrames, at: point * windowFrames / pointCount)
@@ -221,6 +231,8 @@ public struct Analyzer: ~Copyable {
         autoLevel.reset()
         ballistics.reset()
         levelMeter.reset()
+        pitchTracker.reset()
+        latestFrame.pointee.pitch = .none
         bandDecibels.fill(with: realtimeDecibelsFromPower(0))
         framesUntilHop = hopFrames
         streamFrame = 0

@@ -21,6 +21,54 @@ public enum TestSignals {
         return (0..<Int(seconds * sampleRateHz)).map { _ in Float(Double.random(in: -amplitude...amplitude, using: &generator)) }
     }
 
+    /// A harmonic tone: `harmonicAmplitudes[k]` is the amplitude of harmonic k + 1 (so a
+    /// leading 0 gives a missing fundamental).
+    public static func harmonicTone(fundamentalHz: Double, harmonicAmplitudes: [Double], sampleRateHz: Double, seconds: Double) -> [Float] {
+        (0..<Int(seconds * sampleRateHz)).map { index in
+            let time = Double(index) / sampleRateHz
+            var value = 0.0
+            for (harmonic, amplitude) in harmonicAmplitudes.enumerated() where amplitude != 0 {
+                value += amplitude * sin(2 * .pi * fundamentalHz * Double(harmonic + 1) * time + Double(harmonic))
+            }
+            return Float(value)
+        }
+    }
+
+    /// Pink (1/f) noise: white noise through Paul Kellet's economy filter, scaled to ~amplitude peak.
+    public static func pinkNoise(sampleRateHz: Double, seconds: Double, amplitude: Double = 0.5, seed: UInt64 = 2) -> [Float] {
+        var generator = SeededGenerator(seed: seed)
+        var b0 = 0.0, b1 = 0.0, b2 = 0.0
+        return (0..<Int(seconds * sampleRateHz)).map { _ in
+            let white = Double.random(in: -1...1, using: &generator)
+            b0 = 0.99765 * b0 + white * 0.0990460
+            b1 = 0.96300 * b1 + white * 0.2965164
+            b2 = 0.57000 * b2 + white * 1.0526913
+            return Float(amplitude * (b0 + b1 + b2 + white * 0.1848) / 3)
+        }
+    }
+
+    /// Synthetic drum hits, alternating an acoustic-style kick (a sine sweeping 150 → 45 Hz
+    /// with a 120 ms decay, plus a noise click) and a snare (180 Hz body, 60 ms noise), one every
+    /// `intervalSeconds`.
+    public static func drumHits(sampleRateHz: Double, seconds: Double, intervalSeconds: Double = 0.5, seed: UInt64 = 3) -> [Float] {
+        var generator = SeededGenerator(seed: seed)
+        var phase = 0.0
+        return (0..<Int(seconds * sampleRateHz)).map { index in
+            let absolute = Double(index) / sampleRateHz
+            let time = absolute.truncatingRemainder(dividingBy: intervalSeconds)
+            let isSnare = Int(absolute / intervalSeconds) % 2 == 1
+            if time < 1 / sampleRateHz { phase = 0 }
+            let noise = Double.random(in: -1...1, using: &generator)
+            if isSnare {
+                phase += 2 * .pi * 180 / sampleRateHz
+                return Float(0.4 * exp(-time / 0.04) * sin(phase) + 0.5 * exp(-time / 0.06) * noise)
+            }
+            let frequencyHz = 45 + 105 * exp(-time / 0.04)
+            phase += 2 * .pi * frequencyHz / sampleRateHz
+            return Float(0.8 * exp(-time / 0.12) * sin(phase) + 0.4 * exp(-time / 0.01) * noise)
+        }
+    }
+
     public static func silence(sampleRateHz: Double, seconds: Double) -> [Float] {
         [Float](repeating: 0, count: Int(seconds * sampleRateHz))
     }

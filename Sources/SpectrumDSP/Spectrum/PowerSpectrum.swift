@@ -1,9 +1,9 @@
 import CFFTW
 import Glibc
 
-/// FFTW's planner is not thread-safe (tests build analysers in parallel): make it so once,
-/// before the first plan.
-private let plannerMadeThreadSafe: Void = fftwf_make_planner_thread_safe()
+/// FFTW's planner is not thread-safe (tests build analysers in parallel): every type that
+/// plans evaluates this first, which makes it so exactly once.
+let fftwPlannerMadeThreadSafe: Void = fftwf_make_planner_thread_safe()
 
 /// Hann-windowed real FFT of the newest `windowFrames` samples, zero-padded to the power of two
 /// `fftSize` ≥ `windowFrames × paddingFactor`,
@@ -27,7 +27,7 @@ struct PowerSpectrum: ~Copyable {
     private let powerScale: Float
 
     init(windowFrames: Int, sampleRateHz: Double, paddingFactor: Int) {
-        _ = plannerMadeThreadSafe
+        _ = fftwPlannerMadeThreadSafe
         self.windowFrames = windowFrames
         var size = 1
         while size < windowFrames * paddingFactor { size <<= 1 }

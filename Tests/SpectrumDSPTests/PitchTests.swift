@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import SpectrumDSP
+import SpectrumTestSupport
+
+/// The tuner: cents accuracy, octave safety and "no note", at every supported sample rate.
+@Suite struct PitchTests {
+    static let sampleRates: [Double] = [44_100, 48_000, 96_000]
+    /// E1 (MIDI 28) to C7 (MIDI 96).
+    static let notes = Array(stride(from: 28, through: 96, by: 4)) + [96]
+
+    /// The reading once the tone has sounded for `seconds`.
+    static func reading(_ analyzer: inout Analyzer, _ signal: [Float]) -> PitchReading {
+        analyzer.reset()
+        return OfflineDriver.frames(&analyzer, signal: signal).last!.pitch
+    }
+
+    static func centsError(_ reading: PitchReading, expectedHz: Double) -> Double {
+        1200 * log2(Double(reading.frequencyHz) / expectedHz)
+    }
+
+    @Test(arguments: sampleRates)
+    func sinesFromE1ToC7WithinOneCent(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        for note in Self.notes {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let reading = Self.reading(&analyzer, TestSignals.sine(frequencyHz: frequencyHz, sampleRateHz: sampleRateHz, seconds: 0.4))
+            #expect(reading.noteNumber == Int32(note), "MIDI \(note) at \(sampleRateHz) Hz")
+            #expect(abs(Self.centsError(reading, expectedHz: frequencyHz)) < 1, "MIDI \(note) at \(sampleRateHz) Hz: \(reading.frequencyHz) Hz")
+            #expect(abs(reading.cents) < 1 && reading.confidence > 0.95)
+        }
+    }
+
+    @Test(arguments: sampleRates)
+    func harmonicTonesHaveNoOctaveErrors(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let timbres: [(String, [Double])] = [
+            ("bright", [0.3, 0.2, 0.15, 0.1, 0.08, 0.05]),
+            ("second harmonic 2x the fundamental", [0.15, 0.3, 0.1]),
+            ("second harmonic 3x the fundamental", [0.1, 0.3, 0.05]),
+            ("missing fundamental", [0, 0.3, 0.25, 0.2]),
+        ]
+        for (name, amplitudes) in timbres {
+            for note in Self.notes where note <= (amplitudes.count > 3 ? 84 : 96) {
+                let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+                guard frequencyHz * Double(amplitudes.count) < sampleRateHz / 2 else { continue }
+                let signal = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: amplitudes, sampleRateHz: sampleRateHz, seconds: 0.4)
+                let reading = Self.reading(&analyzer, signal)
+                #expect(reading.noteNumber == Int32(note), "\(name), MIDI \(note) at \(sampleRateHz) Hz: got \(reading.noteNumber)")
+                #expect(abs(Self.centsError(reading, expectedHz: frequencyHz)) < 1, "\(name), MIDI \(note): \(reading.frequencyHz) Hz")
+            }
+        }
+    }
+
+    @Test(arguments: [-23.0, -7, 7, 23])
+    func detunedTonesReportTheirCents(detuneCents: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000)
+        for note in [40, 57, 69, 81] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note) + detuneCents / 100)
+            let reading = Self.reading(&analyzer, TestSignals.sine(frequencyHz: frequencyHz, sampleRateHz: 48_000, seconds: 0.4))
+            #expect(reading.noteNumber == Int32(note))
+            #expect(abs(Double(reading.cents) - detuneCents) < 1, "MIDI \(note) \(detuneCents) cents: \(reading.cents)")
+        }
+    }
+
+    @Test func referencePitchShiftsCents() throws {
+        var configuration = AnalysisConfiguration()
+        configuration.pitch.referenceHz = 442
+        var analyzer = try Analyzer(configuration: configuration, sampleRateHz: 48_000)
+        // 440 Hz against A4 = 442 Hz is 1200·log2(440/442) = −7.85 cents.
+        let reading = Self.reading(&analyzer, TestSignals.sine(frequencyHz: 440, sampleRateHz: 48_000, seconds: 0.4))
+        #expect(reading.noteNumber == 69)
+        #expect(abs(Double(reading.cents) - 1200 * log2(440.0 / 442)) < 0.5)
+        // 442 Hz is exactly A4.
+        let inTune = Self.reading(&analyzer, TestSignals.sine(frequencyHz: 442, sampleRateHz: 48_000, seconds: 0.4))
+        #expect(abs(inTune.cents) < 0.5 && inTune.noteName == "A4")
+    }
+
+    @Test(arguments: sampleRates)
+    func noiseSilenceAndDrumsGiveNoNote(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let signals: [(String, [Float])] = [
+            ("white noise", TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 3, amplitude: 0.5)),
+            ("pink noise", TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: 3)),
+            ("silence", TestSignals.silence(sampleRateHz: sampleRateHz, seconds: 1)),
+            ("drum hits", TestSignals.drumHits(sampleRateHz: sampleRateHz, seconds: 3, intervalSeconds: 0.5)),
+        ]
+        for (name, signal) in signals {
+            analyzer.reset()
+            let frames = OfflineDriver.frames(&analyzer, signal: signal)
+            let voiced = frames.filter { $0.pitch.hasNote }.count
+            #expect(voiced == 0, "\(name) at \(sampleRateHz) Hz: \(voiced) of \(frames.count) frames had a note")
+        }
+    }
+
+    @Test func noteNamesUseScientificPitchNotation() {
+        let names = [(28, "E1"), (40, "E2"), (60, "C4"), (61, "C#4"), (69, "A4"), (96, "C7")].map { number, _ in
+            PitchReading(frequencyHz: 1, midiNote: Float(number), noteNumber: Int32(number), cents: 0, confidence: 1).noteName
+        }
+        #expect(names == ["E1", "E2", "C4", "C#4", "A4", "C7"])
+        #expect(PitchReading.none.noteName == nil)
+    }
+}
