@@ -56,7 +56,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpectrumPresetsTests",
-            dependencies: ["SpectrumPresets", "SpectrumDSP"]
+            dependencies: ["SpectrumPresets", "SpectrumDSP", .product(name: "Yams", package: "Yams")]
         ),
         .testTarget(
             name: "SpectrumLiveTests",
