@@ -49,7 +49,7 @@ let package = Package(
 
         // MARK: Tests
         /// Signal generators and an offline block driver shared by the tests and benchmarks.
-        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP"]),
+        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP", "CSndfile"]),
         .testTarget(
             name: "SpectrumDSPTests",
             dependencies: ["SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]
@@ -68,7 +68,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SpectrumCLITests",
-            dependencies: ["SpectrumTestSupport", "SpectrumOffline"]
+            /// SpectrumCLI so that the `spectrum` binary is built before the tests run it.
+            dependencies: ["SpectrumCLI", "SpectrumTestSupport", "SpectrumOffline", "SpectrumDSP"]
         ),
     ],
     swiftLanguageModes: [.v6]

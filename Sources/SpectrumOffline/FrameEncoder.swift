@@ -89,18 +89,18 @@ public struct FrameEncoder: Sendable {
         }
     }
 
-    // MARK: Numbers
+    // MARK: Numbers (pure functions of their arguments; any thread, not real-time safe: the buffer may grow)
 
     /// A 0..1 value (clamped; NaN reads 0) with 4 decimals.
     @inline(__always)
-    static func appendUnit(_ value: Float, to buffer: inout [UInt8]) {
+    public static func appendUnit(_ value: Float, to buffer: inout [UInt8]) {
         let clamped = value.isNaN ? 0 : min(max(Double(value), 0), 1)
         appendFixed(clamped, decimals: 4, to: &buffer)
     }
 
     /// A level in dB with 2 decimals; NaN and −∞ read −120 (the analysis floor), +∞ reads 120.
     @inline(__always)
-    static func appendDecibels(_ value: Float, to buffer: inout [UInt8]) {
+    public static func appendDecibels(_ value: Float, to buffer: inout [UInt8]) {
         let finite = value.isNaN ? -120 : min(max(Double(value), -120), 120)
         appendFixed(finite, decimals: 2, to: &buffer)
     }
@@ -109,7 +109,7 @@ public struct FrameEncoder: Sendable {
 
     /// `value` rounded to `decimals` (0…8) places, written without an exponent or trailing zeros
     /// ("0.25", "-3.1", "0"). Non-finite values write 0; magnitudes are capped at 1e9.
-    static func appendFixed(_ value: Double, decimals: Int, to buffer: inout [UInt8]) {
+    public static func appendFixed(_ value: Double, decimals: Int, to buffer: inout [UInt8]) {
         let scale = powersOfTen[decimals]
         let magnitude = value.isFinite ? min(abs(value), 1e9) : 0
         let scaled = UInt64((magnitude * Double(scale)).rounded())
@@ -131,7 +131,7 @@ public struct FrameEncoder: Sendable {
     }
 
     /// Decimal digits of `value`, left-padded with zeros to `width`.
-    static func appendInteger(_ value: UInt64, width: Int = 1, to buffer: inout [UInt8]) {
+    public static func appendInteger(_ value: UInt64, width: Int = 1, to buffer: inout [UInt8]) {
         var digitCount = 1
         var rest = value / 10
         while rest > 0 {
