@@ -1,3 +1,4 @@
+import Glibc
 import SpectrumDSP
 
 /// `spectrum analyze`: a sound file through the same `Analyzer` the live host runs, in blocks,
@@ -35,7 +36,10 @@ public struct OfflineAnalysis {
         } catch {
             throw OfflineError(file: inputPath, message: error.description)
         }
-        // 2) Output.
+        // 2) Output (never the input: opening it would truncate the audio before it is read).
+        if let outputPath, outputPath != "-", Self.isSameFile(outputPath, inputPath) {
+            throw OfflineError(file: outputPath, expected: "an output file other than the input", got: "the input file")
+        }
         let output = try OutputFile(path: outputPath)
         let encoder = FrameEncoder(format: format, bandCount: analyzer.bandCount, sampleRateHz: file.sampleRateHz)
         var buffer: [UInt8] = []
@@ -65,5 +69,11 @@ public struct OfflineAnalysis {
         }
         try output.write(buffer)
         return Summary(audioFrames: audioFrames, outputFrames: outputFrames, sampleRateHz: file.sampleRateHz)
+    }
+
+    private static func isSameFile(_ first: String, _ second: String) -> Bool {
+        var a = stat()
+        var b = stat()
+        return stat(first, &a) == 0 && stat(second, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 }

@@ -25,16 +25,19 @@ public struct PresetKey: Sendable {
     /// The part after the dot: the key inside its section.
     public var name: String { String(path.drop { $0 != "." }.dropFirst()) }
 
+    /// A decimal value (YAML integers are accepted too) within `range`, in `unit`.
     public static func number(_ path: String, _ keyPath: WritableKeyPath<AnalysisConfiguration, Double> & Sendable,
                               _ range: ClosedRange<Double>, _ unit: String, _ summary: String) -> PresetKey {
         PresetKey(path: path, kind: .number(keyPath, range), unit: unit, summary: summary)
     }
 
+    /// An integer value within `range`.
     public static func wholeNumber(_ path: String, _ keyPath: WritableKeyPath<AnalysisConfiguration, Int> & Sendable,
                                    _ range: ClosedRange<Int>, _ unit: String, _ summary: String) -> PresetKey {
         PresetKey(path: path, kind: .wholeNumber(keyPath, range), unit: unit, summary: summary)
     }
 
+    /// `true` or `false`.
     public static func flag(_ path: String, _ keyPath: WritableKeyPath<AnalysisConfiguration, Bool> & Sendable,
                             _ summary: String) -> PresetKey {
         PresetKey(path: path, kind: .flag(keyPath), unit: "", summary: summary)
@@ -114,5 +117,6 @@ public enum PresetKeys {
         return seen
     }
 
+    /// The table entry for `spectrum.band_count`-style `path`, if any.
     public static func key(_ path: String) -> PresetKey? { all.first { $0.path == path } }
 }

@@ -149,7 +149,11 @@ public enum PresetLoader {
             let line = offset.map { yaml.prefix($0).filter { $0 == "\n" }.count + 1 }
             return PresetError(file: file, line: line, key: "syntax", expected: "readable YAML text", got: problem)
         case .duplicatedKeysInMapping(let duplicates, let context):
-            return PresetError(file: file, line: context.mark.line, key: duplicates.first ?? "syntax",
+            // Yams names only the repeated key itself; give its full path when that is unambiguous.
+            let name = duplicates.first ?? "syntax"
+            let matches = PresetKeys.all.filter { $0.name == name }
+            let key = matches.count == 1 ? matches[0].path : name
+            return PresetError(file: file, line: context.mark.line, key: key,
                                expected: "each key once per section", got: "it more than once")
         default:
             return PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")

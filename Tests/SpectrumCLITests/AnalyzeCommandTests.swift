@@ -170,6 +170,15 @@ import Testing
                                   "\(output): expected a writable output file, got no such file or directory")
     }
 
+    @Test func outputOverTheInputIsRefused() throws {
+        let scratch = try ScratchDirectory()
+        let path = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 0.5)
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path, "--output", path]),
+                                  "\(path): expected an output file other than the input, got the input file")
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == size, "the input was modified")
+    }
+
     @Test func badPresetNamesFileLineAndKey() throws {
         let scratch = try ScratchDirectory()
         let path = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 0.5)

@@ -43,9 +43,19 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
 
     @Test func docsMentionEveryKey() throws {
         let docs = try repositoryFile("docs/presets.md")
+        let rows = docs.split(separator: "\n").filter { $0.hasPrefix("| `") }
         for key in PresetKeys.all {
-            #expect(docs.contains("`\(key.path)`"), "docs/presets.md does not mention \(key.path)")
-            #expect(docs.contains(key.allowedValues), "docs/presets.md does not give the range of \(key.path)")
+            // Its row in the key table: "| `path` | type | allowed | default | meaning |".
+            let row = try #require(rows.first { $0.hasPrefix("| `\(key.path)` |") }, "docs/presets.md has no row for \(key.path)")
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(cells.count >= 4 && cells[2] == key.allowedValues, "docs/presets.md gives another range for \(key.path): \(row)")
+            let type = switch key.kind { case .number: "number"; case .wholeNumber: "whole number"; case .flag: "flag" }
+            #expect(cells.count >= 4 && cells[1] == type, "docs/presets.md gives another type for \(key.path)")
+        }
+        // …and no row for a key the table does not have.
+        let documented = rows.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
+        for path in documented where path.contains(".") && !path.contains(" ") {
+            #expect(PresetKeys.key(path) != nil, "docs/presets.md documents \(path), which the key table lacks")
         }
     }
 
@@ -127,7 +137,7 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
 
     @Test func syntaxErrorsGiveTheirLine() {
         #expect(errorText("output:\n  rate_hz: 60\nspectrum:\n  band_count: [64\n") == "bad.yaml:5: syntax: expected valid YAML, got did not find expected ',' or ']'")
-        #expect(errorText("output:\n  rate_hz: 60\n  rate_hz: 30\n") == "bad.yaml:2: rate_hz: expected each key once per section, got it more than once")
+        #expect(errorText("output:\n  rate_hz: 60\n  rate_hz: 30\n") == "bad.yaml:2: output.rate_hz: expected each key once per section, got it more than once")
     }
 
     @Test func documentMustBeAMapping() {
