@@ -52,14 +52,14 @@ let package = Package(
 
         // MARK: Tests
         /// Signal generators and an offline block driver shared by the tests and benchmarks.
-        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP"]),
+        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP", "CSndfile"]),
         .testTarget(
             name: "SpectrumDSPTests",
             dependencies: ["SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]
         ),
         .testTarget(
             name: "SpectrumPresetsTests",
-            dependencies: ["SpectrumPresets", "SpectrumDSP"]
+            dependencies: ["SpectrumPresets", "SpectrumDSP", .product(name: "Yams", package: "Yams")]
         ),
         .testTarget(
             name: "SpectrumLiveTests",
@@ -71,7 +71,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SpectrumCLITests",
-            dependencies: ["SpectrumTestSupport", "SpectrumOffline"]
+            /// SpectrumCLI so that the `spectrum` binary is built before the tests run it.
+            dependencies: ["SpectrumCLI", "SpectrumTestSupport", "SpectrumOffline", "SpectrumDSP"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,1 +1,174 @@
-public enum PresetLoader {}
+import Foundation
+import SpectrumDSP
+import Yams
+
+/// Reads a human-edited YAML preset into an `AnalysisConfiguration`: keys come from
+/// `PresetKeys.all`, keys left out keep their defaults, and every problem is reported as one
+/// `PresetError` line with the file, line and key. Allocates and reads files; not real-time
+/// safe. Call from any non-real-time thread, before building an `Analyzer`.
+public enum PresetLoader {
+    /// Loads the preset file at `path` on top of `base` (the defaults unless given).
+    public static func load(path: String, base: AnalysisConfiguration = AnalysisConfiguration()) throws(PresetError) -> AnalysisConfiguration {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw PresetError(file: path, line: nil, key: nil, expected: "a readable YAML preset file", got: readFailure(path))
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw PresetError(file: path, line: nil, key: nil, expected: "UTF-8 text", got: "bytes that are not UTF-8")
+        }
+        return try parse(yaml: text, file: path, base: base)
+    }
+
+    /// Applies the preset text `yaml` to `base`. `file` names the source in errors.
+    public static func parse(yaml: String, file: String, base: AnalysisConfiguration = AnalysisConfiguration()) throws(PresetError) -> AnalysisConfiguration {
+        var configuration = base
+        // 1) YAML → node tree, with the line of every node.
+        let root: Node?
+        do {
+            root = try compose(yaml: yaml)
+        } catch let error as YamlError {
+            throw syntaxError(error, file: file, yaml: yaml)
+        } catch {
+            throw PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")
+        }
+        guard let root else { return configuration }
+        if root.tagName == .null { return configuration }  // a document with only `~` or `null`
+        let sections = PresetKeys.sections
+        guard let mapping = root.mapping else {
+            throw PresetError(file: file, line: root.mark?.line, key: "preset",
+                              expected: "a mapping of sections (\(sections.joined(separator: ", ")))", got: describe(root))
+        }
+
+        // 2) Sections → keys → values, each checked against the table.
+        var lines: [String: Int] = [:]
+        for (sectionNode, sectionValue) in mapping {
+            let sectionName = sectionNode.string ?? describe(sectionNode)
+            guard sections.contains(sectionName) else {
+                throw PresetError(file: file, line: sectionNode.mark?.line, key: sectionName,
+                                  expected: "one of the sections \(sections.joined(separator: ", "))", got: "an unknown section")
+            }
+            let keys = PresetKeys.all.filter { $0.section == sectionName }
+            if sectionValue.tagName == .null { continue }  // every key commented out
+            guard let entries = sectionValue.mapping else {
+                throw PresetError(file: file, line: sectionValue.mark?.line ?? sectionNode.mark?.line, key: sectionName,
+                                  expected: "a mapping of \(sectionName) keys", got: describe(sectionValue))
+            }
+            for (keyNode, valueNode) in entries {
+                let keyName = keyNode.string ?? describe(keyNode)
+                guard let key = keys.first(where: { $0.name == keyName }) else {
+                    throw PresetError(file: file, line: keyNode.mark?.line, key: "\(sectionName).\(keyName)",
+                                      expected: "one of \(keys.map(\.name).joined(separator: ", "))", got: "an unknown key")
+                }
+                let line = valueNode.mark?.line ?? keyNode.mark?.line
+                try apply(key, valueNode, to: &configuration, file: file, line: line)
+                lines[key.path] = line
+            }
+        }
+
+        // 3) Cross-field rules, reported at a key the preset actually set.
+        for ordering in PresetKeys.orderings {
+            guard let lower = PresetKeys.key(ordering.lower), let upper = PresetKeys.key(ordering.upper) else { continue }
+            let lowerValue = numericValue(lower, in: configuration)
+            let upperValue = numericValue(upper, in: configuration)
+            guard !(lowerValue < upperValue) else { continue }
+            let suffix = lower.unit.isEmpty ? "" : " \(lower.unit)"
+            if let line = lines[lower.path] {
+                throw PresetError(file: file, line: line, key: lower.path,
+                                  expected: "less than \(upper.path) (\(PresetKey.format(upperValue))\(suffix))",
+                                  got: PresetKey.format(lowerValue))
+            }
+            throw PresetError(file: file, line: lines[upper.path], key: upper.path,
+                              expected: "more than \(lower.path) (\(PresetKey.format(lowerValue))\(suffix))",
+                              got: PresetKey.format(upperValue))
+        }
+        return configuration
+    }
+
+    // MARK: Values
+
+    private static func apply(_ key: PresetKey, _ node: Node, to configuration: inout AnalysisConfiguration,
+                              file: String, line: Int?) throws(PresetError) {
+        let tagName = node.tagName
+        switch key.kind {
+        case .number(let keyPath, let range):
+            guard tagName == .int || tagName == .float, let value = node.float else {
+                throw PresetError(file: file, line: line, key: key.path, expected: "a number (\(key.allowedValues))", got: describe(node))
+            }
+            guard range.contains(value) else {
+                throw PresetError(file: file, line: line, key: key.path, expected: key.allowedValues, got: describe(node))
+            }
+            configuration[keyPath: keyPath] = value
+        case .wholeNumber(let keyPath, let range):
+            guard tagName == .int, let value = node.int else {
+                throw PresetError(file: file, line: line, key: key.path, expected: "a whole number (\(key.allowedValues))", got: describe(node))
+            }
+            guard range.contains(value) else {
+                throw PresetError(file: file, line: line, key: key.path, expected: key.allowedValues, got: describe(node))
+            }
+            configuration[keyPath: keyPath] = value
+        case .flag(let keyPath):
+            guard tagName == .bool, let value = node.bool else {
+                throw PresetError(file: file, line: line, key: key.path, expected: key.allowedValues, got: describe(node))
+            }
+            configuration[keyPath: keyPath] = value
+        }
+    }
+
+    private static func numericValue(_ key: PresetKey, in configuration: AnalysisConfiguration) -> Double {
+        switch key.kind {
+        case .number(let keyPath, _): return configuration[keyPath: keyPath]
+        case .wholeNumber(let keyPath, _): return Double(configuration[keyPath: keyPath])
+        case .flag(let keyPath): return configuration[keyPath: keyPath] ? 1 : 0
+        }
+    }
+
+    /// How a node reads in an error: scalars as written (strings quoted), others by kind.
+    static func describe(_ node: Node) -> String {
+        switch node {
+        case .scalar(let scalar):
+            switch node.tagName {
+            case .str: return "the text \"\(scalar.string)\""
+            case .null: return "nothing (null)"
+            default: return scalar.string
+            }
+        case .mapping: return "a mapping"
+        case .sequence: return "a list"
+        case .alias: return "an alias"
+        }
+    }
+
+    // MARK: Errors from below
+
+    private static func syntaxError(_ error: YamlError, file: String, yaml: String) -> PresetError {
+        switch error {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+            return PresetError(file: file, line: mark.line, key: "syntax", expected: "valid YAML", got: problem)
+        case .reader(let problem, let offset, _, _):
+            let line = offset.map { yaml.prefix($0).filter { $0 == "\n" }.count + 1 }
+            return PresetError(file: file, line: line, key: "syntax", expected: "readable YAML text", got: problem)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            // Yams names only the repeated key itself; give its full path when that is unambiguous.
+            let name = duplicates.first ?? "syntax"
+            let matches = PresetKeys.all.filter { $0.name == name }
+            let key = matches.count == 1 ? matches[0].path : name
+            return PresetError(file: file, line: context.mark.line, key: key,
+                               expected: "each key once per section", got: "it more than once")
+        default:
+            return PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")
+        }
+    }
+
+    private static func readFailure(_ path: String) -> String {
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) { return "no such file" }
+        if isDirectory.boolValue { return "a directory" }
+        return "a file that cannot be read (permission denied?)"
+    }
+}
+
+extension Node {
+    /// The resolved tag (`int`, `float`, `bool`, `str`, `null`, …) of this node.
+    fileprivate var tagName: Tag.Name { Tag.Name(rawValue: tag.rawValue) }
+}

@@ -1,0 +1,122 @@
+import SpectrumDSP
+
+/// One tunable value of `AnalysisConfiguration` as it appears in a preset file: its YAML key
+/// path, type, allowed range, unit, a one-line description, and where it lives in the
+/// configuration. `PresetKeys.all` is the single source of truth for the loader, the
+/// documentation test and `presets/default.yaml`. Plain immutable data; any thread.
+public struct PresetKey: Sendable {
+    /// The value's type and range, with the configuration field it writes.
+    public enum Kind: Sendable {
+        case number(WritableKeyPath<AnalysisConfiguration, Double> & Sendable, ClosedRange<Double>)
+        case wholeNumber(WritableKeyPath<AnalysisConfiguration, Int> & Sendable, ClosedRange<Int>)
+        case flag(WritableKeyPath<AnalysisConfiguration, Bool> & Sendable)
+    }
+
+    /// `section.name`, e.g. `spectrum.band_count`.
+    public let path: String
+    public let kind: Kind
+    /// Unit of the value ("Hz", "ms", "dB", …), empty for plain numbers and flags.
+    public let unit: String
+    /// One line for humans: what the value changes.
+    public let summary: String
+
+    /// The part before the dot: the YAML mapping the key lives in.
+    public var section: String { String(path.prefix { $0 != "." }) }
+    /// The part after the dot: the key inside its section.
+    public var name: String { String(path.drop { $0 != "." }.dropFirst()) }
+
+    /// A decimal value (YAML integers are accepted too) within `range`, in `unit`.
+    public static func number(_ path: String, _ keyPath: WritableKeyPath<AnalysisConfiguration, Double> & Sendable,
+                              _ range: ClosedRange<Double>, _ unit: String, _ summary: String) -> PresetKey {
+        PresetKey(path: path, kind: .number(keyPath, range), unit: unit, summary: summary)
+    }
+
+    /// An integer value within `range`.
+    public static func wholeNumber(_ path: String, _ keyPath: WritableKeyPath<AnalysisConfiguration, Int> & Sendable,
+                                   _ range: ClosedRange<Int>, _ unit: String, _ summary: String) -> PresetKey {
+        PresetKey(path: path, kind: .wholeNumber(keyPath, range), unit: unit, summary: summary)
+    }
+
+    /// `true` or `false`.
+    public static func flag(_ path: String, _ keyPath: WritableKeyPath<AnalysisConfiguration, Bool> & Sendable,
+                            _ summary: String) -> PresetKey {
+        PresetKey(path: path, kind: .flag(keyPath), unit: "", summary: summary)
+    }
+
+    /// Human text for the allowed values, e.g. "10 to 240 Hz" or "true or false".
+    public var allowedValues: String {
+        let suffix = unit.isEmpty ? "" : " \(unit)"
+        switch kind {
+        case .number(_, let range):
+            return "\(PresetKey.format(range.lowerBound)) to \(PresetKey.format(range.upperBound))\(suffix)"
+        case .wholeNumber(_, let range):
+            return "\(range.lowerBound) to \(range.upperBound)\(suffix)"
+        case .flag:
+            return "true or false"
+        }
+    }
+
+    /// The value this key has in `configuration`, as it would be written in YAML.
+    public func yamlValue(in configuration: AnalysisConfiguration) -> String {
+        switch kind {
+        case .number(let keyPath, _): return PresetKey.format(configuration[keyPath: keyPath])
+        case .wholeNumber(let keyPath, _): return String(configuration[keyPath: keyPath])
+        case .flag(let keyPath): return String(configuration[keyPath: keyPath])
+        }
+    }
+
+    /// Whole numbers without a fraction, others in the shortest form that reads back exactly.
+    static func format(_ value: Double) -> String {
+        if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        return String(value)
+    }
+}
+
+/// Two keys whose values must be strictly ordered (`lower` < `upper`); checked after a whole
+/// preset is read, because either key may come from the defaults.
+public struct PresetOrdering: Sendable {
+    public let lower: String
+    public let upper: String
+}
+
+/// Every key a preset file may set. Adding a tunable value is one line here (plus its comment
+/// in `presets/default.yaml` and its row in `docs/presets.md`; tests check both).
+public enum PresetKeys {
+    public static let all: [PresetKey] = [
+        .number("output.rate_hz", \.outputRateHz, 10...240, "Hz", "Output frames per second; the analysis hop is the sample rate divided by this."),
+        .number("spectrum.window_ms", \.spectrum.windowMilliseconds, 12...500, "ms", "Length of the main (mid and treble) FFT window; at least 512 frames at 44.1 kHz."),
+        .number("spectrum.bass_window_ms", \.spectrum.bassWindowMilliseconds, 40...2000, "ms", "Length of the long window of the ~6 kHz decimated signal that feeds the bass bands."),
+        .wholeNumber("spectrum.band_count", \.spectrum.bandCount, 1...AnalysisFrame.maximumBandCount, "", "Number of log-spaced bands between the minimum and maximum frequency."),
+        .number("spectrum.minimum_frequency_hz", \.spectrum.minimumFrequencyHz, 5...20_000, "Hz", "Lower edge of the lowest band."),
+        .number("spectrum.maximum_frequency_hz", \.spectrum.maximumFrequencyHz, 100...180_000, "Hz", "Upper edge of the highest band; must stay below 95 % of half the sample rate."),
+        .number("auto_level.decay_db_per_second", \.autoLevel.decayDecibelsPerSecond, 0...200, "dB/s", "How fast the display ceiling falls after the loudest band gets quieter."),
+        .number("auto_level.minimum_ceiling_db", \.autoLevel.minimumCeilingDecibels, -140...0, "dB", "Lowest the ceiling may fall; quieter input stays dark instead of amplifying noise."),
+        .number("auto_level.maximum_ceiling_db", \.autoLevel.maximumCeilingDecibels, -100...40, "dB", "Highest the ceiling (and ceiling + headroom) may rise."),
+        .number("auto_level.headroom_db", \.autoLevel.headroomDecibels, 0...40, "dB", "Added above the tracked ceiling before normalising, so the loudest band sits below 1."),
+        .number("auto_level.range_db", \.autoLevel.rangeDecibels, 6...140, "dB", "Height of the display window below ceiling + headroom; lower levels read 0."),
+        .flag("tilt.enabled", \.tilt.enabled, "Music-mode spectral tilt: boost bands above the pivot so treble is visible."),
+        .number("tilt.pivot_hz", \.tilt.pivotHz, 20...5000, "Hz", "Frequency above which the tilt boost starts."),
+        .number("tilt.rate_db", \.tilt.rateDecibels, 0...24, "dB", "Boost for the first octave above the pivot (rate × octaves^power)."),
+        .number("tilt.power", \.tilt.power, 0.25...4, "", "Exponent of the octave count in the tilt boost."),
+        .number("ballistics.attack_ms", \.ballistics.attackMilliseconds, 0...2000, "ms", "Time constant of a band rising toward a louder value (0 = instant)."),
+        .number("ballistics.release_ms", \.ballistics.releaseMilliseconds, 0...10_000, "ms", "Time constant of a band falling toward a quieter value (0 = instant)."),
+        .number("ballistics.peak_fall_per_second", \.ballistics.peakFallPerSecond, 0...20, "per second", "How fast the peak-hold markers fall, in full scales (0..1) per second."),
+        .number("level.vu_floor_db", \.level.vuFloorDecibels, -120...(-6), "dB", "RMS level in dBFS that reads 0 on the VU value (0 dBFS reads 1)."),
+    ]
+
+    /// Pairs that must be strictly ordered once the whole preset is applied.
+    public static let orderings: [PresetOrdering] = [
+        PresetOrdering(lower: "spectrum.minimum_frequency_hz", upper: "spectrum.maximum_frequency_hz"),
+        PresetOrdering(lower: "auto_level.minimum_ceiling_db", upper: "auto_level.maximum_ceiling_db"),
+    ]
+
+    /// Section names in table order, without repeats.
+    public static var sections: [String] {
+        var seen: [String] = []
+        for key in all where !seen.contains(key.section) { seen.append(key.section) }
+        return seen
+    }
+
+    /// The table entry for `spectrum.band_count`-style `path`, if any.
+    public static func key(_ path: String) -> PresetKey? { all.first { $0.path == path } }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import SpectrumDSP
+import SpectrumTestSupport
+import Testing
+
+/// `spectrum analyze`, end to end: real WAV files, the real binary, its stdout, stderr and exit status.
+@Suite struct AnalyzeCommandTests {
+    /// A tone file: `channels` channels, the tone in the first, silence in the others.
+    static func writeTone(_ scratch: ScratchDirectory, name: String, frequencyHz: Double, sampleRateHz: Int,
+                          seconds: Double, channels: Int = 1, encoding: SoundFileWriter.Encoding = .float32) throws -> String {
+        let tone = TestSignals.sine(frequencyHz: frequencyHz, sampleRateHz: Double(sampleRateHz), seconds: seconds, amplitude: 0.5)
+        var data = [tone]
+        for _ in 1..<max(channels, 1) { data.append([Float](repeating: 0, count: tone.count)) }
+        let path = scratch.path(name)
+        try SoundFileWriter.writeWAV(data, sampleRateHz: sampleRateHz, encoding: encoding, to: path)
+        return path
+    }
+
+    static func jsonObjects(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line.prefix(80))")
+        }
+    }
+
+    static func loudest(_ values: [Double]) -> Int { values.indices.max { values[$0] < values[$1] }! }
+
+    @Test(arguments: [(1000.0, 48_000, 2, 1), (220.0, 44_100, 3, 2), (55.0, 96_000, 2, 1)])
+    func jsonLinesFollowTheTone(frequencyHz: Double, sampleRateHz: Int, seconds: Int, channels: Int) throws {
+        let scratch = try ScratchDirectory()
+        let input = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: frequencyHz, sampleRateHz: sampleRateHz,
+                                       seconds: Double(seconds), channels: channels, encoding: .pcm16)
+        let result = try SpectrumProcess.run(["analyze", input])
+        #expect(result.status == 0)
+        #expect(result.standardError == "")
+        let frames = try Self.jsonObjects(result.standardOutput)
+        #expect(frames.count == seconds * 60, "expected 60 frames per second of audio")
+
+        let analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: Double(sampleRateHz))
+        let containingBand = analyzer.band(containingFrequencyHz: frequencyHz)
+        let expectedBand = try #require(containingBand)
+        // The tone is in one of `channels` channels: the mono mix has 1/channels of its amplitude.
+        let expectedDecibels = 20 * log10(0.5 / sqrt(2) / Double(channels))
+        // RMS is taken over the 42.7 ms main window: 2.3 cycles of 55 Hz ripple by ±0.25 dB.
+        let toleranceDecibels = frequencyHz >= 200 ? 0.1 : 0.4
+        var previousTime = 0.0
+        for (index, frame) in frames.enumerated() {
+            #expect(Set(frame.keys) == ["time", "bands", "peaks", "level"])
+            let time = try #require(frame["time"] as? Double)
+            #expect(time > previousTime)
+            previousTime = time
+            let bands = try #require(frame["bands"] as? [Double])
+            let peaks = try #require(frame["peaks"] as? [Double])
+            let level = try #require(frame["level"] as? [String: Double])
+            #expect(bands.count == 128 && peaks.count == 128)
+            #expect((bands + peaks).allSatisfy { (0...1).contains($0) })
+            #expect(Set(level.keys) == ["rms", "peak", "dbfs", "vu"])
+            // After the first half second (windows full, smoothing settled) the tone dominates.
+            if Double(index) >= 30 {
+                #expect(Self.loudest(bands) == expectedBand, "frame \(index): loudest band \(Self.loudest(bands)), expected \(expectedBand)")
+                #expect(abs(try #require(level["dbfs"]) - expectedDecibels) < toleranceDecibels)
+            }
+        }
+        let lastTime = try #require(frames.last?["time"] as? Double)
+        #expect(abs(lastTime - Double(seconds)) < 1e-6)
+    }
+
+    @Test func csvHasAHeaderAndOneRowPerFrame() throws {
+        let scratch = try ScratchDirectory()
+        let input = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 1.5)
+        let outputPath = scratch.path("frames.csv")
+        let result = try SpectrumProcess.run(["analyze", input, "--format", "csv", "--output", outputPath])
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "" && result.standardError == "")
+        let rows = try String(contentsOfFile: outputPath, encoding: .utf8).split(separator: "\n")
+        let header = try #require(rows.first).split(separator: ",").map(String.init)
+        let expectedHeader = ["time"] + (0..<128).map { "band_\($0)" } + (0..<128).map { "peak_\($0)" } + ["rms", "peak", "dbfs", "vu"]
+        #expect(header == expectedHeader)
+        #expect(rows.count - 1 == 90)
+        for row in rows.dropFirst() {
+            let cells = row.split(separator: ",", omittingEmptySubsequences: false)
+            #expect(cells.count == expectedHeader.count)
+            #expect(cells.allSatisfy { Double($0) != nil })
+        }
+    }
+
+    @Test func presetByNameChangesTheOutput() throws {
+        let scratch = try ScratchDirectory()
+        let input = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 2)
+        _ = try scratch.write("mine/coarse.yaml", "output:\n  rate_hz: 30\nspectrum:\n  band_count: 32\n")
+        let result = try SpectrumProcess.run(["analyze", input, "--preset", "coarse"], environment: ["SPECTRUM_PRESETS_DIR": scratch.path("mine")])
+        #expect(result.status == 0, "\(result.standardError)")
+        let frames = try Self.jsonObjects(result.standardOutput)
+        #expect(frames.count == 60)
+        #expect((frames.first?["bands"] as? [Double])?.count == 32)
+    }
+
+    @Test func shippedPresetIsFoundFromTheCheckout() throws {
+        let scratch = try ScratchDirectory()
+        let input = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 1)
+        // Run from a directory with no presets/: the checkout's presets/ must be found.
+        let result = try SpectrumProcess.run(["analyze", input, "--preset", "stage"], in: scratch.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try Self.jsonObjects(result.standardOutput).count == 60)
+    }
+
+    // MARK: Errors: one line on stderr, nothing on stdout, non-zero exit
+
+    static func expectOneLineFailure(_ result: SpectrumProcess.Result, _ expectedLine: String,
+                                     sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status != 0, sourceLocation: sourceLocation)
+        #expect(result.standardOutput == "", sourceLocation: sourceLocation)
+        #expect(result.standardErrorLines.count == 1, "stderr: \(result.standardError)", sourceLocation: sourceLocation)
+        #expect(result.standardError == expectedLine + "\n", sourceLocation: sourceLocation)
+    }
+
+    @Test func missingFile() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path("missing.wav")
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path]), "\(path): expected a sound file, got no such file or directory")
+    }
+
+    @Test func directory() throws {
+        let scratch = try ScratchDirectory()
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", scratch.url.path]), "\(scratch.url.path): expected a sound file, got a directory")
+    }
+
+    @Test func textFile() throws {
+        let scratch = try ScratchDirectory()
+        let path = try scratch.write("notes.txt", "this is not audio\n")
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path]),
+                                  "\(path): expected a sound file in a format libsndfile reads (WAV, AIFF, FLAC, Ogg, MP3, …), got format not recognised")
+    }
+
+    @Test func emptyFile() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path("empty.wav")
+        try SoundFileWriter.writeWAV([[]], sampleRateHz: 48_000, to: path)
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path, "--output", scratch.path("out.jsonl")]),
+                                  "\(path): expected audio, got an empty sound file (0 frames)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("out.jsonl")), "no output file for a failed input")
+    }
+
+    @Test func sampleRateTooLow() throws {
+        let scratch = try ScratchDirectory()
+        let path = try Self.writeTone(scratch, name: "phone.wav", frequencyHz: 440, sampleRateHz: 8000, seconds: 1)
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path]),
+                                  "\(path): sample rate 8000 Hz is too low for bands up to 20000 Hz: expected at least 42106 Hz (or a lower spectrum.maximum_frequency_hz)")
+    }
+
+    @Test func lowSampleRateRunsWithAMatchingPreset() throws {
+        let scratch = try ScratchDirectory()
+        let path = try Self.writeTone(scratch, name: "phone.wav", frequencyHz: 440, sampleRateHz: 8000, seconds: 1)
+        let preset = try scratch.write("phone.yaml", "spectrum:\n  maximum_frequency_hz: 3800\n  window_ms: 100\n")
+        let result = try SpectrumProcess.run(["analyze", path, "--preset", preset])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try Self.jsonObjects(result.standardOutput).count == 60)
+    }
+
+    @Test func badFormat() throws {
+        let scratch = try ScratchDirectory()
+        let path = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 0.5)
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path, "--format", "xml"]), "--format: expected json or csv, got \"xml\"")
+    }
+
+    @Test func unwritableOutput() throws {
+        let scratch = try ScratchDirectory()
+        let path = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 0.5)
+        let output = scratch.path("no/such/folder/out.jsonl")
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path, "--output", output]),
+                                  "\(output): expected a writable output file, got no such file or directory")
+    }
+
+    @Test func outputOverTheInputIsRefused() throws {
+        let scratch = try ScratchDirectory()
+        let path = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 0.5)
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path, "--output", path]),
+                                  "\(path): expected an output file other than the input, got the input file")
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == size, "the input was modified")
+    }
+
+    @Test func badPresetNamesFileLineAndKey() throws {
+        let scratch = try ScratchDirectory()
+        let path = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 0.5)
+        let preset = try scratch.write("rig.yaml", "# my rig\nspectrum:\n  band_count: 64\n  bands: 32\n")
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path, "--preset", preset]),
+                                  "\(preset):4: spectrum.bands: expected one of window_ms, bass_window_ms, band_count, minimum_frequency_hz, maximum_frequency_hz, got an unknown key")
+    }
+
+    @Test func unknownPresetNameListsWhereItLooked() throws {
+        let scratch = try ScratchDirectory()
+        let path = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 0.5)
+        let result = try SpectrumProcess.run(["analyze", path, "--preset", "club"], in: scratch.url)
+        #expect(result.status != 0)
+        #expect(result.standardErrorLines.count == 1)
+        #expect(result.standardError.hasPrefix("preset club: expected club.yaml in ./presets, "))
+        #expect(result.standardError.hasSuffix("(available presets: default, music, stage)\n"))
+    }
+
+    @Test func helpReadsWell() throws {
+        let result = try SpectrumProcess.run(["analyze", "--help"])
+        #expect(result.status == 0)
+        #expect(result.standardOutput.contains("USAGE: spectrum analyze <file> [--output <file>] [--format <json|csv>] [--preset <name|path>]"))
+        for option in ["--output <file>", "--format <json|csv>", "--preset <name|path>"] {
+            #expect(result.standardOutput.contains(option))
+        }
+        let root = try SpectrumProcess.run(["--help"])
+        #expect(root.standardOutput.contains("analyze"))
+    }
+}
