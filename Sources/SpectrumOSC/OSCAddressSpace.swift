@@ -44,6 +44,14 @@ public struct OSCMessageSet: OptionSet, Sendable, Hashable {
 
     public func contains(_ kind: OSCMessageKind) -> Bool { contains(OSCMessageSet(kind)) }
 
+    public static let bands = OSCMessageSet(.bands)
+    public static let peaks = OSCMessageSet(.peaks)
+    public static let groups = OSCMessageSet(.groups)
+    public static let level = OSCMessageSet(.level)
+    public static let levelDecibels = OSCMessageSet(.levelDecibels)
+    public static let waveform = OSCMessageSet(.waveform)
+    public static let status = OSCMessageSet(.status)
+
     public static let all = OSCMessageSet(OSCMessageKind.allCases.map(OSCMessageSet.init))
     /// Everything except the waveform.
     public static let `default` = OSCMessageSet(OSCMessageKind.allCases.filter(\.isEnabledByDefault).map(OSCMessageSet.init))
@@ -84,9 +92,12 @@ public struct OSCAddressEntry: Sendable, Equatable {
         String(arguments.flatMap { Array(repeating: $0.typeTag, count: $0.count) })
     }
 
-    /// The type tags for reading: runs longer than 4 written as `f×128`.
+    /// The type tags for reading: the full string up to 8 arguments (`iiiiff`), longer runs
+    /// written as `f×128`.
     public var displayTypeTags: String {
-        arguments.map { $0.count > 4 ? "\($0.typeTag)×\($0.count)" : String(repeating: $0.typeTag, count: $0.count) }
+        let full = typeTags
+        guard full.count > 8 else { return full }
+        return arguments.map { $0.count > 4 ? "\($0.typeTag)×\($0.count)" : String(repeating: $0.typeTag, count: $0.count) }
             .joined(separator: " ")
     }
 }
