@@ -22,7 +22,7 @@ struct OscOptions: ParsableArguments {
         valueName: "name|address"))
     var interface: String?
 
-    @Option(name: .customLong("osc-ttl"), help: "Multicast TTL / hop limit (1 keeps packets on the local network).")
+    @Option(name: .customLong("osc-ttl"), help: ArgumentHelp("Multicast TTL / hop limit, 1–255 (1 keeps packets on the local network).", valueName: "n"))
     var ttl: Int = 1
 
     @Option(help: "OSC address prefix; give each instance its own (/kick, /bass).")

@@ -1,4 +1,5 @@
 import Foundation
+import CLo
 import Glibc
 import SpectrumDSP
 import Synchronization
@@ -273,7 +274,7 @@ import Testing
     }
 
     @Test func multicastThroughAChosenInterface() throws {
-        // A group on the loopback route: the kernel loops multicast back to local members.
+        // A group on the loopback route: nobody listens, but options and sends must succeed.
         let ring = FrameRingHolder()
         var configuration = PublisherConfiguration(targets: [OSCTarget(host: "239.255.77.77", port: closedUDPPort())])
         configuration.multicastInterface = "127.0.0.1"
@@ -286,4 +287,52 @@ import Testing
         let statistics = publisher.statistics.targets[0]
         #expect(statistics.bundlesSent + statistics.sendErrors == 5)
     }
+
+    /// A liblo multicast server on a real interface gets the bundles (multicast loop-back
+    /// delivers them on the same host). Needs an up, multicast-capable interface other than lo.
+    @Test(.enabled(if: multicastInterfaceName() != nil))
+    func multicastGroupMembersReceiveBundles() throws {
+        let interface = try #require(multicastInterfaceName())
+        let port = closedUDPPort()
+        let group = "239.255.77.78"
+        let server = try #require(lo_server_new_multicast_iface(group, String(port), interface, nil, nil))
+        defer { lo_server_free(server) }
+        let counter = MulticastCounter()
+        lo_server_add_method(server, "/spectrum/level", "f", { _, _, _, _, _, context in
+            Unmanaged<MulticastCounter>.fromOpaque(context!).takeUnretainedValue().count += 1
+            return 0
+        }, Unmanaged.passUnretained(counter).toOpaque())
+
+        let ring = FrameRingHolder()
+        var configuration = PublisherConfiguration(targets: [OSCTarget(host: group, port: port)])
+        configuration.multicastInterface = interface
+        let publisher = try OSCPublisher(configuration: configuration, ring: ring.ring)
+        try publisher.start()
+        for index in 0..<5 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
+        publisher.flush()
+        let deadline = Date().addingTimeInterval(3)
+        while counter.count < 5, Date() < deadline { _ = lo_server_recv_noblock(server, 5) }
+        publisher.stop()
+        #expect(counter.count == 5)
+        #expect(publisher.statistics.targets[0].sendErrors == 0)
+    }
+}
+
+final class MulticastCounter { var count = 0 }
+
+/// The first up, multicast-capable, non-loopback interface with an IPv4 address, if any.
+func multicastInterfaceName() -> String? {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0 else { return nil }
+    defer { freeifaddrs(list) }
+    var entry = list
+    while let current = entry {
+        let flags = Int32(current.pointee.ifa_flags)
+        if let address = current.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET,
+           flags & Int32(IFF_UP) != 0, flags & Int32(IFF_MULTICAST) != 0, flags & Int32(IFF_LOOPBACK) == 0 {
+            return String(cString: current.pointee.ifa_name)
+        }
+        entry = current.pointee.ifa_next
+    }
+    return nil
 }
