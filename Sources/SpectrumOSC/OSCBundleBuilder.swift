@@ -13,7 +13,8 @@ import SpectrumDSP
 final class OSCBundleBuilder {
     let messages: OSCMessageSet
     let grouping: BandGrouping
-    /// `strdup`ed full addresses, indexed like `OSCMessageKind.allCases`.
+    /// `strdup`ed full addresses, indexed like `OSCMessageKind.allCases` (declaration order;
+    /// `path(_:)` maps each kind to its index without allocating).
     private let paths: [UnsafeMutablePointer<CChar>]
     private var buffer: UnsafeMutableRawPointer
     private var bufferCapacity: Int
