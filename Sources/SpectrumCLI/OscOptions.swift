@@ -1,0 +1,57 @@
+import ArgumentParser
+import SpectrumOSC
+
+/// The OSC options of `spectrum run`, as an option group:
+/// ```
+/// struct Run: ParsableCommand {
+///     @OptionGroup(title: "OSC output") var osc: OscOptions
+///     func run() throws {
+///         let configuration = try osc.publisherConfiguration(outputRateHz: analysis.outputRateHz)
+///         let publisher = try OSCPublisher(configuration: configuration, ring: ring, …)   // resolves hosts
+/// ```
+/// `validate()` checks the syntax (no DNS) and reports one line per problem, e.g.
+/// `--osc "localhost": expected HOST:PORT, e.g. 127.0.0.1:9000`.
+struct OscOptions: ParsableArguments {
+    @Option(name: .customLong("osc"), help: ArgumentHelp(
+        "Send OSC to HOST:PORT (repeatable). HOST is an IPv4 address, a host name (resolved once at start) or [IPv6]; a group in 224.0.0.0/4 is multicast.",
+        valueName: "host:port"))
+    var targets: [String] = []
+
+    @Option(name: .customLong("osc-interface"), help: ArgumentHelp(
+        "Network interface for multicast targets: a name (eth0) or an IPv4 address of this host.",
+        valueName: "name|address"))
+    var interface: String?
+
+    @Option(name: .customLong("osc-ttl"), help: ArgumentHelp("Multicast TTL / hop limit, 1–255 (1 keeps packets on the local network).", valueName: "n"))
+    var ttl: Int = 1
+
+    @Option(help: "OSC address prefix; give each instance its own (/kick, /bass).")
+    var prefix: String = OSCAddressSpace.defaultPrefix
+
+    @Option(help: "Number of grouped bands sent on <prefix>/groups (1–64).")
+    var groups: Int = OSCAddressSpace.defaultGroupCount
+
+    @Flag(help: "Also send the 512-point waveform on <prefix>/waveform.")
+    var waveform = false
+
+    /// True when at least one `--osc` target was given.
+    var isEnabled: Bool { !targets.isEmpty }
+
+    mutating func validate() throws {
+        do { _ = try publisherConfiguration(outputRateHz: 60) } catch let error as OSCConfigurationError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// The publisher configuration for these options; throws `OSCConfigurationError` (one
+    /// line). Does no DNS: `OSCPublisher.init` resolves the hosts.
+    func publisherConfiguration(outputRateHz: Double) throws -> PublisherConfiguration {
+        let parsed = try targets.map { try OSCTarget(parsing: $0, optionName: "--osc") }
+        var configuration = PublisherConfiguration(targets: parsed, prefix: prefix, groupCount: groups, outputRateHz: outputRateHz)
+        if waveform { configuration.messages.insert(.waveform) }
+        configuration.multicastInterface = interface
+        configuration.multicastTTL = ttl
+        try configuration.validate()
+        return configuration
+    }
+}

@@ -1,0 +1,248 @@
+/// The OSC address space, as code: the one source of truth that the publisher sends, that
+/// `spectrum osc-spec` prints and that docs/osc.md contains verbatim (a test checks it).
+///
+/// Everything here allocates; build it once at startup, never per frame.
+
+import SpectrumDSP
+
+/// One kind of message the publisher can send. The publisher builds exactly these, under the
+/// addresses that `OSCAddressSpace` gives them.
+public enum OSCMessageKind: String, CaseIterable, Sendable {
+    case bands
+    case peaks
+    case groups
+    case level
+    case levelDecibels
+    case waveform
+    case status
+
+    /// The address below the prefix.
+    public var suffix: String {
+        switch self {
+        case .bands: "/bands"
+        case .peaks: "/peaks"
+        case .groups: "/groups"
+        case .level: "/level"
+        case .levelDecibels: "/level/db"
+        case .waveform: "/waveform"
+        case .status: "/status"
+        }
+    }
+
+    /// On unless switched off; the waveform is opt-in (`--waveform`): at 512 floats it triples
+    /// the packet size and only visual tools want it.
+    public var isEnabledByDefault: Bool { self != .waveform }
+}
+
+/// A set of message kinds (which ones the publisher sends).
+public struct OSCMessageSet: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public init(_ kind: OSCMessageKind) {
+        rawValue = 1 << UInt32(OSCMessageKind.allCases.firstIndex(of: kind)!)
+    }
+
+    public func contains(_ kind: OSCMessageKind) -> Bool { contains(OSCMessageSet(kind)) }
+
+    public static let bands = OSCMessageSet(.bands)
+    public static let peaks = OSCMessageSet(.peaks)
+    public static let groups = OSCMessageSet(.groups)
+    public static let level = OSCMessageSet(.level)
+    public static let levelDecibels = OSCMessageSet(.levelDecibels)
+    public static let waveform = OSCMessageSet(.waveform)
+    public static let status = OSCMessageSet(.status)
+
+    public static let all = OSCMessageSet(OSCMessageKind.allCases.map(OSCMessageSet.init))
+    /// Everything except the waveform.
+    public static let `default` = OSCMessageSet(OSCMessageKind.allCases.filter(\.isEnabledByDefault).map(OSCMessageSet.init))
+}
+
+/// One argument (or a run of `count` arguments of the same meaning) of a message.
+public struct OSCArgumentSpec: Sendable, Equatable {
+    public var name: String
+    /// OSC type tag of each argument of the run: "f" or "i".
+    public var typeTag: Character
+    public var count: Int
+    public var unit: String
+    public var range: String
+
+    public init(name: String, typeTag: Character, count: Int = 1, unit: String, range: String) {
+        self.name = name
+        self.typeTag = typeTag
+        self.count = count
+        self.unit = unit
+        self.range = range
+    }
+}
+
+/// One address of the table.
+public struct OSCAddressEntry: Sendable, Equatable {
+    public var kind: OSCMessageKind
+    /// Full address, prefix included, e.g. `/spectrum/level`.
+    public var address: String
+    public var arguments: [OSCArgumentSpec]
+    public var rate: String
+    public var description: String
+    /// An `oscdump`-style line (long argument lists shortened with "…").
+    public var example: String
+    public var enabledByDefault: Bool
+
+    /// The complete type tag string as it appears on the wire, e.g. "iiiiff".
+    public var typeTags: String {
+        String(arguments.flatMap { Array(repeating: $0.typeTag, count: $0.count) })
+    }
+
+    /// The type tags for reading: the full string up to 8 arguments (`iiiiff`), longer runs
+    /// written as `f×128`.
+    public var displayTypeTags: String {
+        let full = typeTags
+        guard full.count > 8 else { return full }
+        return arguments.map { $0.count > 4 ? "\($0.typeTag)×\($0.count)" : String(repeating: $0.typeTag, count: $0.count) }
+            .joined(separator: " ")
+    }
+}
+
+/// The table of every address under `prefix`, for a given band count, group count and rate.
+public struct OSCAddressSpace: Sendable, Equatable {
+    public static let defaultPrefix = "/spectrum"
+    public static let defaultGroupCount = 8
+    public static let groupCountRange = 1...64
+
+    public let prefix: String
+    public let bandCount: Int
+    public let groupCount: Int
+    public let outputRateHz: Double
+    public let entries: [OSCAddressEntry]
+
+    public init(prefix: String = OSCAddressSpace.defaultPrefix, bandCount: Int = 128, groupCount: Int = OSCAddressSpace.defaultGroupCount, outputRateHz: Double = 60) {
+        self.prefix = prefix
+        self.bandCount = bandCount
+        self.groupCount = groupCount
+        self.outputRateHz = outputRateHz
+        let everyFrame = "every frame (\(Self.formatRate(outputRateHz)) Hz)"
+        let statusEvery = BandGrouping.statusIntervalFrames(outputRateHz: outputRateHz)
+        let lastBand = bandCount - 1, lastGroup = groupCount - 1
+        entries = [
+            OSCAddressEntry(
+                kind: .bands, address: prefix + OSCMessageKind.bands.suffix,
+                arguments: [OSCArgumentSpec(name: "band 0…\(lastBand)", typeTag: "f", count: bandCount, unit: "normalised energy", range: "0..1")],
+                rate: everyFrame,
+                description: "Smoothed, auto-levelled energy of \(bandCount) log-spaced bands, 20 Hz (first) to 20 kHz (last).",
+                example: "\(prefix)/bands " + Self.exampleTags("f", bandCount) + " 0.02 0.41 0.87 0.63 … 0.05",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .peaks, address: prefix + OSCMessageKind.peaks.suffix,
+                arguments: [OSCArgumentSpec(name: "peak 0…\(lastBand)", typeTag: "f", count: bandCount, unit: "normalised energy", range: "0..1")],
+                rate: everyFrame,
+                description: "Falling peak-hold of each band (same order as `\(prefix)/bands`).",
+                example: "\(prefix)/peaks " + Self.exampleTags("f", bandCount) + " 0.05 0.44 0.91 0.70 … 0.09",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .groups, address: prefix + OSCMessageKind.groups.suffix,
+                arguments: [OSCArgumentSpec(name: "group 0…\(lastGroup)", typeTag: "f", count: groupCount, unit: "normalised energy", range: "0..1")],
+                rate: everyFrame,
+                description: "The bands in \(groupCount) groups of equal width on the log-frequency axis (equal runs of bands, lowest first); each group's value is the maximum of its bands. For lights and LED strips.",
+                example: "\(prefix)/groups " + Self.exampleTags("f", groupCount) + " " + Self.exampleValues(groupCount),
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .level, address: prefix + OSCMessageKind.level.suffix,
+                arguments: [OSCArgumentSpec(name: "vu", typeTag: "f", unit: "RMS, −60..0 dBFS mapped linearly", range: "0..1")],
+                rate: everyFrame,
+                description: "Level for a fader or a light: 0.6 and 0.85 are the meter's yellow and red thresholds.",
+                example: "\(prefix)/level f 0.73",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .levelDecibels, address: prefix + OSCMessageKind.levelDecibels.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "rms", typeTag: "f", unit: "dBFS", range: "−120..+24"),
+                    OSCArgumentSpec(name: "peak", typeTag: "f", unit: "dBFS", range: "−120..+24"),
+                ],
+                rate: everyFrame,
+                description: "RMS over the analysis window and sample peak of the hop, in dBFS; −120 is silence (and what is sent in place of an invalid value).",
+                example: "\(prefix)/level/db ff -16.2 -6.5",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .waveform, address: prefix + OSCMessageKind.waveform.suffix,
+                arguments: [OSCArgumentSpec(name: "sample 0…\(AnalysisFrame.waveformPointCount - 1)", typeTag: "f", count: AnalysisFrame.waveformPointCount, unit: "sample value", range: "−1..1")],
+                rate: everyFrame + ", off unless `--waveform`",
+                description: "The newest analysis window downsampled to \(AnalysisFrame.waveformPointCount) points, oldest first, for oscilloscopes.",
+                example: "\(prefix)/waveform " + Self.exampleTags("f", AnalysisFrame.waveformPointCount) + " 0.01 0.12 0.25 0.31 … -0.08",
+                enabledByDefault: false),
+            OSCAddressEntry(
+                kind: .status, address: prefix + OSCMessageKind.status.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "sample rate", typeTag: "i", unit: "Hz", range: "≥ 0"),
+                    OSCArgumentSpec(name: "period", typeTag: "i", unit: "frames", range: "≥ 0"),
+                    OSCArgumentSpec(name: "xruns", typeTag: "i", unit: "count since start", range: "≥ 0"),
+                    OSCArgumentSpec(name: "dropped", typeTag: "i", unit: "frames since start", range: "≥ 0"),
+                    OSCArgumentSpec(name: "dsp load", typeTag: "f", unit: "%", range: "0..100"),
+                    OSCArgumentSpec(name: "callback", typeTag: "f", unit: "µs, worst of the last second", range: "≥ 0"),
+                ],
+                rate: "once per second of audio (every \(statusEvery) frames)",
+                description: "Health of the analyser: JACK sample rate and period, xruns, analysis frames dropped before sending, JACK DSP load, cost of the slowest process callback.",
+                example: "\(prefix)/status iiiiff 48000 256 0 0 3.1 41.5",
+                enabledByDefault: true),
+        ]
+    }
+
+    public func entry(_ kind: OSCMessageKind) -> OSCAddressEntry {
+        entries.first { $0.kind == kind }!
+    }
+
+    /// Sections of the documentation, in order, with the kinds they contain.
+    public static let sections: [(title: String, kinds: [OSCMessageKind])] = [
+        ("Spectrum", [.bands, .peaks, .groups]),
+        ("Level", [.level, .levelDecibels]),
+        ("Waveform", [.waveform]),
+        ("Status", [.status]),
+    ]
+
+    /// The tables in Markdown, one per section, each followed by its `oscdump` examples.
+    /// docs/osc.md holds this text verbatim for the defaults.
+    public func markdown() -> String {
+        var lines: [String] = []
+        for section in Self.sections {
+            lines.append("### \(section.title)")
+            lines.append("")
+            lines.append("| Address | Types | Arguments (name, unit, range) | Rate | Description |")
+            lines.append("| --- | --- | --- | --- | --- |")
+            let sectionEntries = section.kinds.map(entry)
+            for item in sectionEntries {
+                let arguments = item.arguments.map { "\($0.name) (\($0.unit), \($0.range))" }.joined(separator: "; ")
+                lines.append("| `\(item.address)` | `\(item.displayTypeTags)` | \(arguments) | \(item.rate) | \(item.description) |")
+            }
+            lines.append("")
+            lines.append("```")
+            lines.append(contentsOf: sectionEntries.map(\.example))
+            lines.append("```")
+            lines.append("")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func formatRate(_ rate: Double) -> String {
+        rate == rate.rounded() ? String(Int(rate)) : String(rate)
+    }
+
+    static func exampleTags(_ tag: Character, _ count: Int) -> String {
+        count > 6 ? String(repeating: tag, count: 4) + "…" : String(repeating: tag, count: count)
+    }
+
+    static func exampleValues(_ count: Int) -> String {
+        let sample = ["0.91", "0.78", "0.55", "0.62", "0.40", "0.33", "0.21", "0.12"]
+        if count <= 6 { return (0..<count).map { sample[$0 % sample.count] }.joined(separator: " ") }
+        return sample.prefix(4).joined(separator: " ") + " … " + sample[7]
+    }
+
+    /// Checks an address prefix: `/` followed by one or more `/`-separated parts made of
+    /// letters, digits and `_ - .`; no trailing `/`.
+    public static func isValidPrefix(_ prefix: String) -> Bool {
+        guard prefix.hasPrefix("/"), !prefix.hasSuffix("/") else { return false }
+        let parts = prefix.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        return parts.allSatisfy { part in
+            !part.isEmpty && part.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar) || "_-.".unicodeScalars.contains(scalar))
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+import Foundation
+import CLo
+import Glibc
+import SpectrumDSP
+import Synchronization
+import Testing
+@testable import SpectrumOSC
+
+/// End to end: synthetic frames → FrameRing → OSCPublisher → UDP on loopback → a liblo server.
+/// Serialized: the timing test should not share two cores with the others.
+@Suite(.serialized) struct OSCPublisherTests {
+    static let testStatus = PublisherStatus(sampleRateHz: 48000, periodFrames: 256, xruns: 3, droppedFrames: 1, dspLoadPercent: 4.5, worstCallbackMicroseconds: 41.25)
+
+    private func makePublisher(_ receivers: [OSCReceiver], extraTargets: [OSCTarget] = [], ring: FrameRingHolder, messages: OSCMessageSet = .default, groups: Int = 8, clock: CaptureClock? = nil) throws -> OSCPublisher {
+        var configuration = PublisherConfiguration(targets: receivers.map(\.target) + extraTargets, groupCount: groups, messages: messages)
+        configuration.outputRateHz = 60
+        let status = Self.testStatus
+        return try OSCPublisher(configuration: configuration, ring: ring.ring, captureClock: clock, status: { status })
+    }
+
+    @Test func oneBundlePerFrameWithEveryEnabledAddress() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        let publisher = try makePublisher([receiver], ring: ring)
+        try publisher.start()
+        let frames = (0..<10).map { SyntheticFrames.frame($0) }
+        for frame in frames { SyntheticFrames.push(frame, into: ring.ring) }
+        publisher.flush()
+        receiver.receive { receiver.bundles.count >= 10 }
+        receiver.drain(seconds: 0.05)
+        publisher.stop()
+
+        #expect(receiver.bundles.count == 10)
+        #expect(receiver.looseMessages.isEmpty)
+        let space = OSCAddressSpace()
+        for (bundle, frame) in zip(receiver.bundles, frames) {
+            let paths = bundle.messages.map(\.path)
+            var expected = ["/spectrum/bands", "/spectrum/peaks", "/spectrum/groups", "/spectrum/level", "/spectrum/level/db"]
+            if bundle.message("/spectrum/status") != nil { expected.append("/spectrum/status") }
+            #expect(paths == expected)
+            for message in bundle.messages {
+                let kind = try #require(space.entries.first { $0.address == message.path })
+                #expect(message.types == kind.typeTags, "\(message.path)")
+            }
+            let bands = try #require(bundle.message("/spectrum/bands")).floats
+            #expect(bands == (0..<128).map { frame.bands[$0] })
+            let peaks = try #require(bundle.message("/spectrum/peaks")).floats
+            #expect(peaks == (0..<128).map { frame.peaks[$0] })
+            let groups = try #require(bundle.message("/spectrum/groups")).floats
+            #expect(groups == (0..<8).map { group in (group * 16..<(group + 1) * 16).map { frame.bands[$0] }.max()! })
+            #expect(try #require(bundle.message("/spectrum/level")).floats == [frame.level.vu])
+            #expect(try #require(bundle.message("/spectrum/level/db")).floats == [frame.level.rmsDecibels, frame.level.peakDecibels])
+            #expect(bundle.timeTag == .immediate)
+        }
+        let status = try #require(receiver.bundles[0].message("/spectrum/status"))
+        #expect(status.values == [48000, 256, 3, 1, 4.5, 41.25])
+        let statistics = publisher.statistics
+        #expect(statistics.framesPublished == 10)
+        #expect(statistics.targets.map(\.bundlesSent) == [10])
+        #expect(statistics.targets.map(\.sendErrors) == [0])
+    }
+
+    @Test func groupsFollowTheConfiguredCount() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        let publisher = try makePublisher([receiver], ring: ring, messages: [.groups], groups: 5)
+        try publisher.start()
+        let frame = SyntheticFrames.frame(3, bandCount: 12)
+        SyntheticFrames.push(frame, into: ring.ring)
+        publisher.flush()
+        receiver.receive { receiver.bundles.count >= 1 }
+        publisher.stop()
+        let bundle = try #require(receiver.bundles.first)
+        #expect(bundle.messages.map(\.path) == ["/spectrum/groups"])
+        // 12 bands in 5 groups: 0..<2, 2..<4, 4..<7, 7..<9, 9..<12.
+        let ranges = [0..<2, 2..<4, 4..<7, 7..<9, 9..<12]
+        #expect(try #require(bundle.message("/spectrum/groups")).floats == ranges.map { $0.map { frame.bands[$0] }.max()! })
+    }
+
+    @Test func waveformIsOptIn() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        let publisher = try makePublisher([receiver], ring: ring, messages: OSCMessageSet.default.union(OSCMessageSet(.waveform)))
+        try publisher.start()
+        let frame = SyntheticFrames.frame(1)
+        SyntheticFrames.push(frame, into: ring.ring)
+        publisher.flush()
+        receiver.receive { receiver.bundles.count >= 1 }
+        publisher.stop()
+        let waveform = try #require(receiver.bundles.first?.message("/spectrum/waveform"))
+        #expect(waveform.types == String(repeating: "f", count: 512))
+        #expect(waveform.floats == (0..<512).map { frame.waveform[$0] })
+    }
+
+    @Test func statusOncePerSecondOfAudioFrames() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder(capacity: 256)
+        let publisher = try makePublisher([receiver], ring: ring)
+        // Faster than real time (as under freewheel): pacing follows the frames, not the clock.
+        for index in 0..<150 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
+        try publisher.start()
+        receiver.receive { receiver.bundles.count >= 150 }
+        publisher.stop()
+        #expect(receiver.bundles.count == 150)
+        let withStatus = receiver.bundles.indices.filter { receiver.bundles[$0].message("/spectrum/status") != nil }
+        #expect(withStatus == [0, 60, 120])
+        #expect(publisher.statistics.statusMessagesSent == 3)
+    }
+
+    @Test func twoTargetsBothReceiveEverything() throws {
+        let first = OSCReceiver(), second = OSCReceiver()
+        let ring = FrameRingHolder()
+        let publisher = try makePublisher([first, second], ring: ring)
+        try publisher.start()
+        for index in 0..<20 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
+        publisher.flush()
+        publisher.stop()
+        first.receive { first.bundles.count >= 20 }
+        second.receive { second.bundles.count >= 20 }
+        #expect(first.bundles.count == 20)
+        #expect(second.bundles.count == 20)
+        for (a, b) in zip(first.bundles, second.bundles) { #expect(a.messages == b.messages) }
+    }
+
+    @Test func nonFiniteValuesNeverReachTheWire() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        let publisher = try makePublisher([receiver], ring: ring, messages: .all)
+        try publisher.start()
+        var frame = SyntheticFrames.frame(0)
+        frame.bands[0] = .nan
+        frame.bands[1] = .infinity
+        frame.bands[2] = -.infinity
+        frame.bands[3] = 7
+        frame.peaks[5] = .nan
+        frame.level = LevelReading(rms: .nan, peak: .nan, rmsDecibels: .nan, peakDecibels: -.infinity, vu: .nan)
+        frame.waveform[9] = .nan
+        frame.waveform[10] = 4
+        SyntheticFrames.push(frame, into: ring.ring)
+        publisher.flush()
+        receiver.receive { receiver.bundles.count >= 1 }
+        publisher.stop()
+        let bundle = try #require(receiver.bundles.first)
+        for message in bundle.messages {
+            #expect(message.values.allSatisfy { $0.isFinite }, "\(message.path)")
+        }
+        let bands = try #require(bundle.message("/spectrum/bands")).floats
+        #expect(Array(bands[0..<4]) == [0, 0, 0, 1])
+        #expect(bands.allSatisfy { (0...1).contains($0) })
+        #expect(try #require(bundle.message("/spectrum/peaks")).floats[5] == 0)
+        #expect(try #require(bundle.message("/spectrum/level")).floats == [0])
+        #expect(try #require(bundle.message("/spectrum/level/db")).floats == [-120, -120])
+        let waveform = try #require(bundle.message("/spectrum/waveform")).floats
+        #expect(waveform[9] == 0 && waveform[10] == 1)
+    }
+
+    @Test func closedPortAndUnreachableTargetsDoNotStopDelivery() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        let dead = [OSCTarget(host: "127.0.0.1", port: closedUDPPort()), OSCTarget(host: "192.0.2.123", port: 9)]
+        let publisher = try makePublisher([receiver], extraTargets: dead, ring: ring)
+        try publisher.start()
+        for index in 0..<30 {
+            SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring)
+            usleep(1000)
+        }
+        publisher.flush()
+        receiver.receive { receiver.bundles.count >= 30 }
+        publisher.stop()
+        #expect(receiver.bundles.count == 30)
+        let statistics = publisher.statistics
+        #expect(statistics.framesPublished == 30)
+        #expect(statistics.targets[0].bundlesSent == 30)
+        #expect(statistics.targets[0].sendErrors == 0)
+        // Whatever the kernel reports for the dead targets is counted, never fatal.
+        for target in statistics.targets.dropFirst() {
+            #expect(target.bundlesSent + target.sendErrors == 30)
+        }
+    }
+
+    @Test func timeTagsCarryTheCaptureTime() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        let jackNow: UInt64 = 5_000_000_000
+        let publisher = try makePublisher([receiver], ring: ring, clock: CaptureClock { jackNow })
+        try publisher.start()
+        let before = OSCTimeTag.now().secondsValue
+        SyntheticFrames.push(SyntheticFrames.frame(0, captureTimeMicroseconds: jackNow - 250_000), into: ring.ring)
+        SyntheticFrames.push(SyntheticFrames.frame(1, captureTimeMicroseconds: jackNow - 233_333), into: ring.ring)
+        SyntheticFrames.push(SyntheticFrames.frame(2, captureTimeMicroseconds: 0), into: ring.ring)
+        publisher.flush()
+        let after = OSCTimeTag.now().secondsValue
+        receiver.receive { receiver.bundles.count >= 3 }
+        publisher.stop()
+        #expect(receiver.bundles.count == 3)
+        guard receiver.bundles.count == 3 else { return }
+        let first = receiver.bundles[0].timeTag.secondsValue
+        let second = receiver.bundles[1].timeTag.secondsValue
+        #expect(first >= before - 0.250 - 0.001 && first <= after - 0.250 + 0.001)
+        #expect(second >= before - 0.233_333 - 0.001 && second <= after - 0.233_333 + 0.001)
+        #expect(receiver.bundles[2].timeTag == .immediate)
+    }
+
+    @Test func noFramesLostOnLoopbackAtSixtyPerSecond() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        let publisher = try makePublisher([receiver], ring: ring, messages: .all)
+        try publisher.start()
+        let frameCount = 120
+        // A producer at 60 frames/s of wall time, as the live host would push.
+        let producer = Thread { [ring = ring.ring] in
+            let start = Date()
+            for index in 0..<frameCount {
+                let due = start.addingTimeInterval(Double(index) / 60)
+                let wait = due.timeIntervalSinceNow
+                if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+                SyntheticFrames.push(SyntheticFrames.frame(index), into: ring)
+            }
+        }
+        producer.start()
+        receiver.receive(timeoutSeconds: 6) { receiver.bundles.count >= frameCount }
+        receiver.drain(seconds: 0.1)
+        publisher.stop()
+        #expect(receiver.bundles.count == frameCount)
+        #expect(publisher.statistics.targets[0].sendErrors == 0)
+        // Every frame's bands arrived, in order.
+        for (index, bundle) in receiver.bundles.enumerated() {
+            #expect(bundle.message("/spectrum/bands")?.floats.first == SyntheticFrames.frame(index).bands[0])
+        }
+    }
+
+    @Test func stopSendsWhatIsPending() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder(capacity: 128)
+        let publisher = try makePublisher([receiver], ring: ring)
+        try publisher.start()
+        // 60 bundles fit the receiver's socket buffer while nobody reads it.
+        for index in 0..<60 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
+        publisher.stop()
+        #expect(publisher.statistics.framesPublished == 60)
+        #expect(ring.ring.count == 0)
+        receiver.receive { receiver.bundles.count >= 60 }
+        #expect(receiver.bundles.count == 60)
+        publisher.stop()  // twice is fine
+        #expect(!publisher.isRunning)
+    }
+
+    @Test func ipv6TargetReceivesBundles() throws {
+        // liblo's server here is IPv4-only; a plain socket on ::1 counts datagrams.
+        let descriptor = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        try #require(bound)
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let ring = FrameRingHolder()
+        let target = try OSCTarget(parsing: "[::1]:\(UInt16(bigEndian: address.sin6_port))")
+        let publisher = try OSCPublisher(configuration: PublisherConfiguration(targets: [target]), ring: ring.ring)
+        try publisher.start()
+        for index in 0..<3 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
+        publisher.stop()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var received = 0
+        for _ in 0..<3 where recv(descriptor, &buffer, buffer.count, 0) > 16 {
+            if Array(buffer[0..<8]) == Array("#bundle\0".utf8) { received += 1 }
+        }
+        #expect(received == 3)
+    }
+
+    @Test func multicastThroughAChosenInterface() throws {
+        // A group on the loopback route: nobody listens, but options and sends must succeed.
+        let ring = FrameRingHolder()
+        var configuration = PublisherConfiguration(targets: [OSCTarget(host: "239.255.77.77", port: closedUDPPort())])
+        configuration.multicastInterface = "127.0.0.1"
+        configuration.multicastTTL = 1
+        let publisher = try OSCPublisher(configuration: configuration, ring: ring.ring)
+        #expect(publisher.targets[0].isMulticast)
+        try publisher.start()
+        for index in 0..<5 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
+        publisher.stop()
+        let statistics = publisher.statistics.targets[0]
+        #expect(statistics.bundlesSent + statistics.sendErrors == 5)
+    }
+
+    /// A liblo multicast server on a real interface gets the bundles (multicast loop-back
+    /// delivers them on the same host). Needs an up, multicast-capable interface other than lo.
+    @Test(.enabled(if: multicastInterfaceName() != nil))
+    func multicastGroupMembersReceiveBundles() throws {
+        let interface = try #require(multicastInterfaceName())
+        let port = closedUDPPort()
+        let group = "239.255.77.78"
+        let server = try #require(lo_server_new_multicast_iface(group, String(port), interface, nil, nil))
+        defer { lo_server_free(server) }
+        let counter = MulticastCounter()
+        lo_server_add_method(server, "/spectrum/level", "f", { _, _, _, _, _, context in
+            Unmanaged<MulticastCounter>.fromOpaque(context!).takeUnretainedValue().count += 1
+            return 0
+        }, Unmanaged.passUnretained(counter).toOpaque())
+
+        let ring = FrameRingHolder()
+        var configuration = PublisherConfiguration(targets: [OSCTarget(host: group, port: port)])
+        configuration.multicastInterface = interface
+        let publisher = try OSCPublisher(configuration: configuration, ring: ring.ring)
+        try publisher.start()
+        for index in 0..<5 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
+        publisher.flush()
+        let deadline = Date().addingTimeInterval(3)
+        while counter.count < 5, Date() < deadline { _ = lo_server_recv_noblock(server, 5) }
+        publisher.stop()
+        #expect(counter.count == 5)
+        #expect(publisher.statistics.targets[0].sendErrors == 0)
+    }
+}
+
+final class MulticastCounter { var count = 0 }
+
+/// The first up, multicast-capable, non-loopback interface with an IPv4 address, if any.
+func multicastInterfaceName() -> String? {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0 else { return nil }
+    defer { freeifaddrs(list) }
+    var entry = list
+    while let current = entry {
+        let flags = Int32(current.pointee.ifa_flags)
+        if let address = current.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET,
+           flags & Int32(IFF_UP) != 0, flags & Int32(IFF_MULTICAST) != 0, flags & Int32(IFF_LOOPBACK) == 0 {
+            return String(cString: current.pointee.ifa_name)
+        }
+        entry = current.pointee.ifa_next
+    }
+    return nil
+}
