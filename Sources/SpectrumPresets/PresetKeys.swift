@@ -85,7 +85,7 @@ public enum PresetKeys {
     public static let all: [PresetKey] = [
         .number("output.rate_hz", \.outputRateHz, 10...240, "Hz", "Output frames per second; the analysis hop is the sample rate divided by this."),
         .number("spectrum.window_ms", \.spectrum.windowMilliseconds, 12...500, "ms", "Length of the main (mid and treble) FFT window; at least 512 frames at 44.1 kHz."),
-        .number("spectrum.bass_window_ms", \.spectrum.bassWindowMilliseconds, 40...2000, "ms", "Length of the long window of the ~6 kHz decimated signal that feeds the bass bands."),
+        .number("spectrum.bass_window_ms", \.spectrum.bassWindowMilliseconds, 40...2000, "ms", "Length of the long window of the ~3 kHz decimated signal that feeds the bass bands."),
         .wholeNumber("spectrum.band_count", \.spectrum.bandCount, 1...AnalysisFrame.maximumBandCount, "", "Number of log-spaced bands between the minimum and maximum frequency."),
         .number("spectrum.minimum_frequency_hz", \.spectrum.minimumFrequencyHz, 5...20_000, "Hz", "Lower edge of the lowest band."),
         .number("spectrum.maximum_frequency_hz", \.spectrum.maximumFrequencyHz, 100...180_000, "Hz", "Upper edge of the highest band; must stay below 95 % of half the sample rate."),
@@ -102,12 +102,20 @@ public enum PresetKeys {
         .number("ballistics.release_ms", \.ballistics.releaseMilliseconds, 0...10_000, "ms", "Time constant of a band falling toward a quieter value (0 = instant)."),
         .number("ballistics.peak_fall_per_second", \.ballistics.peakFallPerSecond, 0...20, "per second", "How fast the peak-hold markers fall, in full scales (0..1) per second."),
         .number("level.vu_floor_db", \.level.vuFloorDecibels, -120...(-6), "dB", "RMS level in dBFS that reads 0 on the VU value (0 dBFS reads 1)."),
+        .flag("pitch.enabled", \.pitch.enabled, "Run the tuner (pitch, note, cents) on every hop."),
+        .number("pitch.minimum_frequency_hz", \.pitch.minimumFrequencyHz, 20...500, "Hz", "Lowest fundamental searched; the tuner window holds 2.5 of its periods."),
+        .number("pitch.maximum_frequency_hz", \.pitch.maximumFrequencyHz, 200...5000, "Hz", "Highest fundamental searched."),
+        .number("pitch.confidence_threshold", \.pitch.confidenceThreshold, 0.3...0.99, "", "Normalised correlation at the period needed for a note (seed: 0.75)."),
+        .number("pitch.silence_gate_db", \.pitch.silenceGateDecibels, -120...(-10), "dB", "Windows quieter than this RMS level in dBFS have no note."),
+        .number("pitch.percussive_decay_db", \.pitch.percussiveDecayDecibels, 0.5...30, "dB", "Windows whose second half is this much quieter than the first (a drum, a note ending) have no note."),
+        .number("pitch.reference_hz", \.pitch.referenceHz, 415...466, "Hz", "Reference pitch of A4 for note names and cents."),
     ]
 
     /// Pairs that must be strictly ordered once the whole preset is applied.
     public static let orderings: [PresetOrdering] = [
         PresetOrdering(lower: "spectrum.minimum_frequency_hz", upper: "spectrum.maximum_frequency_hz"),
         PresetOrdering(lower: "auto_level.minimum_ceiling_db", upper: "auto_level.maximum_ceiling_db"),
+        PresetOrdering(lower: "pitch.minimum_frequency_hz", upper: "pitch.maximum_frequency_hz"),
     ]
 
     /// Section names in table order, without repeats.
