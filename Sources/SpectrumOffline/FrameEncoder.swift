@@ -17,11 +17,14 @@ public struct FrameEncoder: Sendable {
     public let format: FrameFormat
     public let bandCount: Int
     public let sampleRateHz: Double
+    /// Whether the tuner ran, so that `"pitch"` appears (an object, or null without a note).
+    public let includesPitch: Bool
 
-    public init(format: FrameFormat, bandCount: Int, sampleRateHz: Double) {
+    public init(format: FrameFormat, bandCount: Int, sampleRateHz: Double, includesPitch: Bool = false) {
         self.format = format
         self.bandCount = bandCount
         self.sampleRateHz = sampleRateHz
+        self.includesPitch = includesPitch
     }
 
     /// The CSV header row; nothing for JSON Lines.
@@ -36,7 +39,9 @@ public struct FrameEncoder: Sendable {
             buffer.append(contentsOf: ",peak_".utf8)
             Self.appendInteger(UInt64(band), to: &buffer)
         }
-        buffer.append(contentsOf: ",rms,peak,dbfs,vu\n".utf8)
+        buffer.append(contentsOf: ",rms,peak,dbfs,vu".utf8)
+        if includesPitch { buffer.append(contentsOf: ",pitch_hz,pitch_midi,pitch_note,pitch_cents,pitch_confidence".utf8) }
+        buffer.append(UInt8(ascii: "\n"))
     }
 
     /// One frame as one line (JSON object or CSV row), newline included.
@@ -66,7 +71,26 @@ public struct FrameEncoder: Sendable {
             Self.appendDecibels(level.rmsDecibels, to: &buffer)
             buffer.append(contentsOf: #","vu":"#.utf8)
             Self.appendUnit(level.vu, to: &buffer)
-            buffer.append(contentsOf: "}}\n".utf8)
+            buffer.append(UInt8(ascii: "}"))
+            if includesPitch {
+                let pitch = frame.pitch
+                if pitch.hasNote {
+                    buffer.append(contentsOf: #","pitch":{"hz":"#.utf8)
+                    Self.appendFixed(Double(pitch.frequencyHz), decimals: 3, to: &buffer)
+                    buffer.append(contentsOf: #","midi":"#.utf8)
+                    Self.appendFixed(Double(pitch.midiNote), decimals: 4, to: &buffer)
+                    buffer.append(contentsOf: #","note":""#.utf8)
+                    Self.appendNoteName(pitch.noteNumber, to: &buffer)
+                    buffer.append(contentsOf: #"","cents":"#.utf8)
+                    Self.appendFixed(Double(pitch.cents), decimals: 2, to: &buffer)
+                    buffer.append(contentsOf: #","confidence":"#.utf8)
+                    Self.appendUnit(pitch.confidence, to: &buffer)
+                    buffer.append(UInt8(ascii: "}"))
+                } else {
+                    buffer.append(contentsOf: #","pitch":null"#.utf8)
+                }
+            }
+            buffer.append(contentsOf: "}\n".utf8)
         case .csv:
             Self.appendFixed(timeSeconds, decimals: 6, to: &buffer)
             for band in 0..<count {
@@ -85,11 +109,37 @@ public struct FrameEncoder: Sendable {
             Self.appendDecibels(level.rmsDecibels, to: &buffer)
             buffer.append(UInt8(ascii: ","))
             Self.appendUnit(level.vu, to: &buffer)
+            if includesPitch {
+                let pitch = frame.pitch
+                if pitch.hasNote {
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendFixed(Double(pitch.frequencyHz), decimals: 3, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendFixed(Double(pitch.midiNote), decimals: 4, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendNoteName(pitch.noteNumber, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendFixed(Double(pitch.cents), decimals: 2, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendUnit(pitch.confidence, to: &buffer)
+                } else {
+                    buffer.append(contentsOf: ",,,,,".utf8)
+                }
+            }
             buffer.append(UInt8(ascii: "\n"))
         }
     }
 
     // MARK: Numbers (pure functions of their arguments; any thread, not real-time safe: the buffer may grow)
+
+    /// Scientific pitch notation for a MIDI note number ("A4", "C#-1").
+    static func appendNoteName(_ noteNumber: Int32, to buffer: inout [UInt8]) {
+        let names = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
+        buffer.append(contentsOf: names[Int(noteNumber) % 12].utf8)
+        let octave = Int(noteNumber) / 12 - 1
+        if octave < 0 { buffer.append(UInt8(ascii: "-")) }
+        appendInteger(UInt64(abs(octave)), to: &buffer)
+    }
 
     /// A 0..1 value (clamped; NaN reads 0) with 4 decimals.
     @inline(__always)

@@ -41,7 +41,8 @@ public struct OfflineAnalysis {
             throw OfflineError(file: outputPath, expected: "an output file other than the input", got: "the input file")
         }
         let output = try OutputFile(path: outputPath)
-        let encoder = FrameEncoder(format: format, bandCount: analyzer.bandCount, sampleRateHz: file.sampleRateHz)
+        let encoder = FrameEncoder(format: format, bandCount: analyzer.bandCount, sampleRateHz: file.sampleRateHz,
+                                   includesPitch: configuration.pitch.enabled)
         var buffer: [UInt8] = []
         buffer.reserveCapacity(writeChunkBytes + 64 * 1024)
         encoder.appendHeader(to: &buffer)

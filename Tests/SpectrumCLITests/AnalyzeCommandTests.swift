@@ -44,7 +44,7 @@ import Testing
         let toleranceDecibels = frequencyHz >= 200 ? 0.1 : 0.4
         var previousTime = 0.0
         for (index, frame) in frames.enumerated() {
-            #expect(Set(frame.keys) == ["time", "bands", "peaks", "level"])
+            #expect(Set(frame.keys) == ["time", "bands", "peaks", "level", "pitch"])
             let time = try #require(frame["time"] as? Double)
             #expect(time > previousTime)
             previousTime = time
@@ -58,6 +58,12 @@ import Testing
             if Double(index) >= 30 {
                 #expect(Self.loudest(bands) == expectedBand, "frame \(index): loudest band \(Self.loudest(bands)), expected \(expectedBand)")
                 #expect(abs(try #require(level["dbfs"]) - expectedDecibels) < toleranceDecibels)
+                // The tuner names the tone: 1 kHz is B5 + 21 cents, 220 Hz is A3, 55 Hz is A1.
+                let pitch = try #require(frame["pitch"] as? [String: Any])
+                let hz = try #require(pitch["hz"] as? Double)
+                #expect(abs(1200 * log2(hz / frequencyHz)) < 1)
+                #expect(pitch["note"] as? String == ["1000.0": "B5", "220.0": "A3", "55.0": "A1"]["\(frequencyHz)"])
+                #expect(Set(pitch.keys) == ["hz", "midi", "note", "cents", "confidence"])
             }
         }
         let lastTime = try #require(frames.last?["time"] as? Double)
@@ -74,12 +80,16 @@ import Testing
         let rows = try String(contentsOfFile: outputPath, encoding: .utf8).split(separator: "\n")
         let header = try #require(rows.first).split(separator: ",").map(String.init)
         let expectedHeader = ["time"] + (0..<128).map { "band_\($0)" } + (0..<128).map { "peak_\($0)" } + ["rms", "peak", "dbfs", "vu"]
+            + ["pitch_hz", "pitch_midi", "pitch_note", "pitch_cents", "pitch_confidence"]
         #expect(header == expectedHeader)
         #expect(rows.count - 1 == 90)
+        #expect(rows.last!.contains(",A4,"))
         for row in rows.dropFirst() {
             let cells = row.split(separator: ",", omittingEmptySubsequences: false)
             #expect(cells.count == expectedHeader.count)
-            #expect(cells.allSatisfy { Double($0) != nil })
+            // Every cell a number, except the note name and the empty pitch cells of frames without a note.
+            let noteColumn = expectedHeader.firstIndex(of: "pitch_note")!
+            #expect(cells.enumerated().allSatisfy { $0.offset == noteColumn || Double($0.element) != nil || ($0.offset > noteColumn - 3 && $0.element.isEmpty) })
         }
     }
 
