@@ -49,7 +49,7 @@ let package = Package(
 
         // MARK: Tests
         /// Signal generators and an offline block driver shared by the tests and benchmarks.
-        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP"]),
+        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP", "CJack"]),
         .testTarget(
             name: "SpectrumDSPTests",
             dependencies: ["SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]
