@@ -51,8 +51,9 @@ let package = Package(
         .executableTarget(name: "SpectrumBench", dependencies: ["SpectrumDSP", "SpectrumTestSupport"]),
 
         // MARK: Tests
-        /// Signal generators and an offline block driver shared by the tests and benchmarks.
-        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP", "CSndfile"]),
+        /// Signal generators, an offline block driver, a WAV writer, a private jackd and a tone
+        /// client, shared by the tests and benchmarks.
+        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP", "CSndfile", "CJack"]),
         .testTarget(
             name: "SpectrumDSPTests",
             dependencies: ["SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]

@@ -155,7 +155,16 @@ public struct Analyzer: ~Copyable {
     }
 
     /// The latest completed frame. Overwritten by the next completed hop.
-    public var frame: UnsafePointer<AnalysisFrame> { UnsafePointer(latestFrame) }
+    public var frame: UnsafePointer<AnalysisFrame> {
+        @_noLocks get { UnsafePointer(latestFrame) }
+    }
+
+    /// Sets `captureTimeMicroseconds` of the latest completed frame (the live host stamps each
+    /// frame after `consume` reports it complete and before pushing it). Real-time safe.
+    @_noLocks
+    public mutating func stampCaptureTime(microseconds: UInt64) {
+        latestFrame.pointee.captureTimeMicroseconds = microseconds
+    }
 
     /// Feeds a whole block (any length, including 0) and pushes each completed frame into
     /// `ring`; returns how many frames were dropped because the ring was full. Real-time safe.

@@ -1,0 +1,98 @@
+import SpectrumDSP
+
+/// How a `LiveClient` joins the JACK graph. Plain values; the CLI fills it from its options.
+public struct LiveConfiguration: Sendable, Equatable {
+    /// Requested JACK client name (`--name`). Truncated to what JACK accepts (63 bytes with
+    /// jackd2; see `LiveClient.maximumClientNameBytes`), never inside a UTF-8 character; JACK
+    /// may still rename it (`LiveClient.clientName` is the real one).
+    public var clientName: String = "spectrum"
+    /// JACK server name (`--server`); nil = the default server. A server is never started.
+    public var serverName: String? = nil
+    /// Input ports: 1 → `in`; N > 1 → `in_1` … `in_N`, averaged to mono for the analysis.
+    public var channelCount: Int = 1
+    public var connections: LiveConnections = .physicalCapture
+    public var analysis = AnalysisConfiguration()
+    /// Frames the ring holds for the consumer (at 60 frames/s, 256 ≈ 4 s of backlog).
+    public var ringCapacity: Int = 256
+    /// Frames of the mono mix buffer. Cycles longer than this are processed in chunks, so it
+    /// bounds memory, not what JACK may send; 0 = the server's period at start-up.
+    public var mixBufferFrames: Int = 0
+    /// Silence libjack's own stderr messages (e.g. "Cannot connect to server socket"):
+    /// `LiveClient` throws one clear line instead. Process-wide (libjack has one error hook).
+    public var quietJackLibrary: Bool = true
+
+    public init() {}
+
+    public static let maximumChannelCount = 64
+}
+
+/// Where the input ports are connected after activation.
+public enum LiveConnections: Sendable, Equatable {
+    /// The first physical capture port(s) (`jack_get_ports` with JackPortIsPhysical |
+    /// JackPortIsOutput): the first to `in` (or `in_1`), the next to `in_2`, … Nothing when the
+    /// server has none.
+    case physicalCapture
+    /// These source ports (`--connect`, repeatable), in order: source k → input (k mod N) + 1.
+    /// A missing port is an error before anything is activated.
+    case ports([String])
+    /// No connection (`--no-connect`, or a session manager restores them).
+    case none
+}
+
+/// Why a `LiveClient` could not start. `description` is one line, ready for the terminal.
+public struct LiveClientError: Error, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case invalidConfiguration
+        case noServer
+        case openFailed
+        case portRegistrationFailed
+        case activationFailed
+        case missingPort
+        case connectionFailed
+        case analysis
+    }
+
+    public let kind: Kind
+    public let description: String
+
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
+}
+
+/// A consistent-enough snapshot of the live client for status lines and the benchmark. Each
+/// field is read atomically; the set is not one instant.
+public struct LiveStatus: Sendable, Equatable {
+    /// JACK's sample rate as last announced.
+    public var sampleRateHz: Double
+    /// The analyser's rate (differs from `sampleRateHz` only while a rebuild failed).
+    public var analysisSampleRateHz: Double
+    /// The period announced by the buffer-size callback.
+    public var periodFrames: Int
+    /// `nframes` of the latest process cycle.
+    public var lastCycleFrames: Int
+    public var callbacks: UInt64
+    public var xruns: UInt64
+    public var framesPushed: UInt64
+    /// Frames lost because the consumer did not pop fast enough.
+    public var framesDropped: UInt64
+    /// Cycles longer than the mix buffer, processed in chunks.
+    public var chunkedCycles: UInt64
+    /// JACK's DSP load for the whole graph, percent (`jack_cpu_load`); 0 once stopped or shut down.
+    public var dspLoadPercent: Double
+    /// Cost of our process callback, measured with `jack_get_time()` around it.
+    public var callbackCostMeanMicroseconds: Double
+    public var callbackCostMaximumMicroseconds: Double
+    /// Largest capture latency of the input ports (`JackCaptureLatency`, range maximum).
+    public var captureLatencyFrames: Int
+    public var captureLatencyMicroseconds: Double
+    public var isFreewheeling: Bool
+    /// The server went away (or dropped us): the client no longer runs. Call `stop()`.
+    public var isShutDown: Bool
+    public var isStopped: Bool
+    /// Analysers swapped in after a sample-rate change.
+    public var analyzerSwaps: Int
+    /// Why the latest sample-rate change could not be followed, if it could not.
+    public var analysisError: String?
+}

@@ -1,0 +1,215 @@
+import CJack
+import CRealtime
+import SpectrumDSP
+import Synchronization
+
+// THE REAL-TIME FILE. Everything here runs on JACK's threads and obeys the process-callback
+// rules (docs/live.md): no allocation, lock, system call, I/O, `print`, class reference or
+// capturing closure. Every function is `@_noLocks` (checked by the compiler, transitively);
+// each C call is wrapped alone in `_unsafePerformance { }` and is one of JACK's real-time safe
+// getters or a CRealtime helper. Backed at run time by the allocation-counting tests and RTSan
+// (scripts/rtsan).
+//
+// These are global functions in a non-main file on purpose: a closure literal written in
+// main.swift or in a @MainActor type and handed to JACK crashes with SIGILL on the JACK thread.
+
+/// The C type of a JACK process callback (`JackProcessCallback`): frames in this cycle and the
+/// context pointer given to `LiveClient`.
+public typealias LiveProcessCallback = @convention(c) (UInt32, UnsafeMutableRawPointer?) -> Int32
+
+/// The production process callback. `argument` is the `ProcessContext` pointer that
+/// `LiveClient` registers with JACK. Real-time safe; called by JACK's process thread only
+/// (or by a test trampoline that wraps it, see `LiveClient.init(configuration:processCallback:)`).
+@_noLocks
+public func spectrumLiveProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> Int32 {
+    guard let argument else { return 0 }
+    _unsafePerformance { spectrum_rtsan_enter() }
+    let previousControl = _unsafePerformance { spectrum_denormals_disable() }
+    let context = argument.assumingMemoryBound(to: ProcessContext.self)
+    let started = _unsafePerformance { jack_get_time() }
+    runProcessCycle(context, frameCount: frameCount)
+    let finished = _unsafePerformance { jack_get_time() }
+    recordCost(context.pointee.counters, microseconds: finished >= started ? finished - started : 0)
+    _unsafePerformance { spectrum_denormals_restore(previousControl) }
+    _unsafePerformance { spectrum_rtsan_exit() }
+    return 0
+}
+
+/// One process cycle: fetch port buffers, mix to mono in chunks, analyse, stamp and push frames.
+@_noLocks
+func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount: UInt32) {
+    let counters = context.pointee.counters
+    // 1) Epoch in, then take the analyser. The order (both sequentially consistent) is what lets
+    //    the control side know when an analyser it swapped out can no longer be in use.
+    _ = counters.pointee.callbacksEntered.add(1, ordering: .sequentiallyConsistent)
+    let analyzer = context.pointee.analyzer.pointee.load(ordering: .sequentiallyConsistent)
+    counters.pointee.lastFrameCount.store(frameCount, ordering: .relaxed)
+
+    // 2) Port buffers: fetched every cycle, never cached.
+    let client = context.pointee.client
+    let portCount = context.pointee.portCount
+    let buffers = context.pointee.portBuffers
+    for index in 0..<portCount {
+        let port = context.pointee.ports[index]
+        let raw = _unsafePerformance { jack_port_get_buffer(port, frameCount) }
+        buffers[index] = UnsafePointer(raw?.assumingMemoryBound(to: Float.self))
+    }
+
+    // 3) The capture clock: frame time of this cycle's first sample, and the capture latency.
+    let clock = CaptureClock(
+        client: client,
+        cycleStartFrame: _unsafePerformance { jack_last_frame_time(client) },
+        latencyMicroseconds: latencyMicroseconds(counters, sampleRateHz: analyzer.pointee.sampleRateHz)
+    )
+
+    // 4) Analyse. One port: its buffer directly, any length. Several: average into the mono
+    //    buffer chunk by chunk, so any nframes (0, or more than announced) works with no
+    //    reallocation.
+    let total = Int(frameCount)
+    var tally = PushTally()
+    if portCount == 1, let buffer = buffers[0] {
+        feed(analyzer, samples: buffer, count: total, cycleOffset: 0, clock: clock, ring: context.pointee.ring, tally: &tally)
+    } else {
+        let mono = context.pointee.mono
+        let capacity = context.pointee.monoCapacity
+        if total > capacity { _ = counters.pointee.chunkedCycles.add(1, ordering: .relaxed) }
+        let scale = 1 / Float(portCount)
+        var chunkStart = 0
+        while chunkStart < total {
+            let chunk = min(capacity, total - chunkStart)
+            mixToMono(buffers, portCount: portCount, from: chunkStart, count: chunk, scale: scale, into: mono)
+            feed(analyzer, samples: mono, count: chunk, cycleOffset: chunkStart, clock: clock, ring: context.pointee.ring, tally: &tally)
+            chunkStart += chunk
+        }
+    }
+    if tally.pushed > 0 { _ = counters.pointee.pushedFrames.add(tally.pushed, ordering: .relaxed) }
+    if tally.dropped > 0 { _ = counters.pointee.droppedFrames.add(tally.dropped, ordering: .relaxed) }
+
+    // 5) Epoch out: from here on this cycle no longer touches `analyzer`.
+    _ = counters.pointee.callbacksCompleted.add(1, ordering: .releasing)
+}
+
+/// What the cycle needs to turn a position in the cycle into JACK time.
+struct CaptureClock {
+    let client: OpaquePointer
+    let cycleStartFrame: UInt32
+    let latencyMicroseconds: UInt64
+}
+
+struct PushTally {
+    var pushed: UInt64 = 0
+    var dropped: UInt64 = 0
+}
+
+/// Average of the ports' samples `from ..< from + count` into `mono` (a missing buffer counts
+/// as silence).
+@_noLocks
+func mixToMono(_ buffers: UnsafeMutablePointer<UnsafePointer<Float>?>, portCount: Int, from start: Int, count: Int, scale: Float, into mono: UnsafeMutablePointer<Float>) {
+    for frame in 0..<count { mono[frame] = 0 }
+    for index in 0..<portCount {
+        guard let buffer = buffers[index] else { continue }
+        for frame in 0..<count { mono[frame] += buffer[start + frame] }
+    }
+    for frame in 0..<count { mono[frame] *= scale }
+}
+
+/// Feeds `count` samples to the analyser; each completed frame is stamped with the capture
+/// time of its newest sample and pushed (or counted as dropped when the ring is full).
+@_noLocks
+func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, samples: UnsafePointer<Float>, count: Int, cycleOffset: Int,
+          clock: CaptureClock, ring: FrameRing, tally: inout PushTally) {
+    var offset = 0
+    while offset < count {
+        let step = analyzer.pointee.consume(samples + offset, frameCount: count - offset)
+        offset += step.consumed
+        guard step.frameCompleted else { continue }
+        // Newest sample of the frame: position cycleOffset + offset - 1 in this cycle.
+        let newestFrame = clock.cycleStartFrame &+ UInt32(truncatingIfNeeded: cycleOffset + offset - 1)
+        let client = clock.client
+        let heardAt = _unsafePerformance { jack_frames_to_time(client, newestFrame) }
+        let latency = clock.latencyMicroseconds
+        analyzer.pointee.stampCaptureTime(microseconds: heardAt > latency ? heardAt - latency : 0)
+        if ring.push(analyzer.pointee.frame) { tally.pushed &+= 1 } else { tally.dropped &+= 1 }
+    }
+}
+
+@_noLocks
+func latencyMicroseconds(_ counters: UnsafeMutablePointer<LiveCounters>, sampleRateHz: Double) -> UInt64 {
+    let frames = counters.pointee.captureLatencyFrames.load(ordering: .relaxed)
+    guard frames > 0, sampleRateHz > 0 else { return 0 }
+    return UInt64(Double(frames) * 1_000_000 / sampleRateHz)
+}
+
+@_noLocks
+func recordCost(_ counters: UnsafeMutablePointer<LiveCounters>, microseconds: UInt64) {
+    _ = counters.pointee.costTotalMicroseconds.add(microseconds, ordering: .relaxed)
+    // Single writer (the process thread), so load-compare-store is enough.
+    if microseconds > counters.pointee.costMaximumMicroseconds.load(ordering: .relaxed) {
+        counters.pointee.costMaximumMicroseconds.store(microseconds, ordering: .relaxed)
+    }
+}
+
+// MARK: The other JACK callbacks that get the ProcessContext
+
+/// Buffer-size callback: records the new period. Nothing to rebuild: the process callback
+/// handles any nframes in chunks and the analysis hop does not depend on the period.
+/// Real-time safe (JACK may call it on the process thread).
+@_noLocks
+func liveBufferSizeChanged(_ frames: UInt32, _ argument: UnsafeMutableRawPointer?) -> Int32 {
+    guard let argument else { return 0 }
+    let context = argument.assumingMemoryBound(to: ProcessContext.self)
+    context.pointee.counters.pointee.periodFrames.store(frames, ordering: .relaxed)
+    return 0
+}
+
+/// Xrun callback: counts. Real-time safe.
+@_noLocks
+func liveXrun(_ argument: UnsafeMutableRawPointer?) -> Int32 {
+    guard let argument else { return 0 }
+    let context = argument.assumingMemoryBound(to: ProcessContext.self)
+    _ = context.pointee.counters.pointee.xruns.add(1, ordering: .relaxed)
+    return 0
+}
+
+/// Freewheel callback: records the mode (process() then runs faster than real time; consumers
+/// pace themselves by `streamFrame`, not the wall clock). Real-time safe.
+@_noLocks
+func liveFreewheel(_ starting: Int32, _ argument: UnsafeMutableRawPointer?) {
+    guard let argument else { return }
+    let context = argument.assumingMemoryBound(to: ProcessContext.self)
+    context.pointee.counters.pointee.freewheeling.store(starting != 0, ordering: .relaxed)
+}
+
+/// `jack_on_info_shutdown`: only sets the flag (JACK forbids calling it back from here).
+@_noLocks
+func liveShutdown(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ argument: UnsafeMutableRawPointer?) {
+    guard let argument else { return }
+    let context = argument.assumingMemoryBound(to: ProcessContext.self)
+    context.pointee.counters.pointee.shutDown.store(true, ordering: .releasing)
+}
+
+/// Latency callback: on the capture pass, reads the capture latency of the input ports so
+/// frames are stamped in acoustic time. Runs on JACK's notification thread, not the process
+/// thread; still allocation-free.
+@_noLocks
+func liveLatency(_ mode: jack_latency_callback_mode_t, _ argument: UnsafeMutableRawPointer?) {
+    guard let argument, mode == JackCaptureLatency else { return }
+    updateCaptureLatency(argument.assumingMemoryBound(to: ProcessContext.self))
+}
+
+/// Stores the largest capture latency (range maximum) over the input ports. Not for the
+/// process thread (JACK computes latencies on its notification thread).
+@_noLocks
+func updateCaptureLatency(_ context: UnsafeMutablePointer<ProcessContext>) {
+    var largest: UInt32 = 0
+    for index in 0..<context.pointee.portCount {
+        let port = context.pointee.ports[index]
+        var range = jack_latency_range_t(min: 0, max: 0)
+        _unsafePerformance { jack_port_get_latency_range(port, JackCaptureLatency, &range) }
+        largest = max(largest, range.max)
+    }
+    context.pointee.counters.pointee.captureLatencyFrames.store(largest, ordering: .relaxed)
+}
+
+/// An error/info function for libjack that prints nothing (LiveClient reports errors itself).
+func liveQuietJackMessage(_ message: UnsafePointer<CChar>?) {}

@@ -1,0 +1,125 @@
+import CJack
+import Foundation
+import Synchronization
+
+/// A small JACK client of our own that plays a sine on one output port (`NAME:out`), for
+/// end-to-end tests. Its process callback is a global C-compatible function on a plain context
+/// (no allocation on its thread). Frequency and amplitude can change while it plays.
+///
+/// `init` opens, activates and optionally connects; `stop()` closes (idempotent; deinit stops).
+/// Not real-time safe itself (open/close); thread-safe.
+public final class ToneClient: @unchecked Sendable {
+    public let clientName: String
+    /// Full name of the output port, e.g. `tone:out`.
+    public let outputPortName: String
+    private let client: OpaquePointer
+    private let context: UnsafeMutablePointer<ToneContext>
+    private let closed = Mutex<Bool>(false)
+
+    public struct OpenError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(serverName: String?, clientName: String = "tone", frequencyHz: Double = 1000, amplitude: Double = 0.5) throws {
+        var status = jack_status_t(0)
+        let opened: OpaquePointer? = clientName.withCString { name in
+            if let serverName {
+                return serverName.withCString { spectrum_jack_client_open(name, JackNoStartServer, &status, $0) }
+            }
+            return spectrum_jack_client_open(name, JackNoStartServer, &status, nil)
+        }
+        guard let client = opened else {
+            throw OpenError(description: "tone client: cannot open JACK client (status 0x\(String(status.rawValue, radix: 16)))")
+        }
+        guard let port = jack_port_register(client, "out", "32 bit float mono audio", UInt(JackPortIsOutput.rawValue), 0) else {
+            jack_client_close(client)
+            throw OpenError(description: "tone client: cannot register port")
+        }
+        self.client = client
+        self.clientName = String(cString: jack_get_client_name(client))
+        outputPortName = String(cString: jack_port_name(port))
+        context = .allocate(capacity: 1)
+        context.initialize(to: ToneContext(port: port, sampleRateHz: Double(jack_get_sample_rate(client))))
+        context.pointee.frequencyBits.store(frequencyHz.bitPattern, ordering: .relaxed)
+        context.pointee.amplitudeBits.store(amplitude.bitPattern, ordering: .relaxed)
+        jack_set_process_callback(client, toneProcess, context)
+        guard jack_activate(client) == 0 else {
+            jack_client_close(client)
+            context.deinitialize(count: 1)
+            context.deallocate()
+            throw OpenError(description: "tone client: cannot activate")
+        }
+    }
+
+    deinit {
+        stop()
+        context.deinitialize(count: 1)
+        context.deallocate()
+    }
+
+    /// Connects `out` to `destination` (a full port name such as `spectrum:in`).
+    public func connect(to destination: String) throws {
+        let code = jack_connect(client, outputPortName, destination)
+        guard code == 0 || code == EEXIST else {
+            throw OpenError(description: "tone client: cannot connect \(outputPortName) to \(destination) (JACK error \(code))")
+        }
+    }
+
+    public var frequencyHz: Double {
+        get { Double(bitPattern: context.pointee.frequencyBits.load(ordering: .relaxed)) }
+        set { context.pointee.frequencyBits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
+    /// Linear peak amplitude (0.5 = −6 dBFS).
+    public var amplitude: Double {
+        get { Double(bitPattern: context.pointee.amplitudeBits.load(ordering: .relaxed)) }
+        set { context.pointee.amplitudeBits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
+    /// Process cycles run so far.
+    public var callbacks: UInt64 { context.pointee.callbacks.load(ordering: .relaxed) }
+
+    /// Deactivates and closes. Idempotent.
+    public func stop() {
+        closed.withLock { isClosed in
+            guard !isClosed else { return }
+            isClosed = true
+            jack_deactivate(client)
+            jack_client_close(client)
+        }
+    }
+}
+
+struct ToneContext: ~Copyable {
+    let port: OpaquePointer
+    let sampleRateHz: Double
+    /// Phase in cycles (0..<1); only the process thread touches it.
+    var phase: Double = 0
+    let frequencyBits = Atomic<UInt64>(0)
+    let amplitudeBits = Atomic<UInt64>(0)
+    let callbacks = Atomic<UInt64>(0)
+
+    init(port: OpaquePointer, sampleRateHz: Double) {
+        self.port = port
+        self.sampleRateHz = sampleRateHz
+    }
+}
+
+/// The tone's process callback: fills `out` with the sine, continuing the phase.
+func toneProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> Int32 {
+    guard let argument else { return 0 }
+    let context = argument.assumingMemoryBound(to: ToneContext.self)
+    guard let raw = jack_port_get_buffer(context.pointee.port, frameCount) else { return 0 }
+    let out = raw.assumingMemoryBound(to: Float.self)
+    let step = Double(bitPattern: context.pointee.frequencyBits.load(ordering: .relaxed)) / context.pointee.sampleRateHz
+    let amplitude = Double(bitPattern: context.pointee.amplitudeBits.load(ordering: .relaxed))
+    var phase = context.pointee.phase
+    for frame in 0..<Int(frameCount) {
+        out[frame] = Float(amplitude * sin(2 * Double.pi * phase))
+        phase += step
+        if phase >= 1 { phase -= 1 }
+    }
+    context.pointee.phase = phase
+    _ = context.pointee.callbacks.add(1, ordering: .relaxed)
+    return 0
+}
