@@ -85,7 +85,31 @@ public final class PrivateJackServer: @unchecked Sendable {
             kill(processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+        if process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL {
+            reclaimRegistrySlot()
+        }
         try? FileManager.default.removeItem(at: logURL)
+    }
+
+    /// A jackd that dies by SIGKILL keeps its slot in JACK's shared server registry (8 slots per
+    /// machine), so killed test servers would soon stop every later server from starting. jackd
+    /// reclaims a dead server's slot when a server of the same name starts: start one and stop
+    /// it cleanly.
+    private func reclaimRegistrySlot() {
+        let successor = Process()
+        successor.executableURL = URL(fileURLWithPath: Self.tool("jackd"))
+        successor.arguments = ["-n", name, "-d", "dummy", "-r", String(sampleRateHz), "-p", "256"]
+        successor.environment = Self.environment(serverName: name)
+        successor.standardInput = FileHandle.nullDevice
+        successor.standardOutput = FileHandle.nullDevice
+        successor.standardError = FileHandle.nullDevice
+        guard (try? successor.run()) != nil else { return }
+        let deadline = Date().addingTimeInterval(5)
+        while successor.isRunning && Date() < deadline && (try? Self.runTool("jack_lsp", [], serverName: name)) == nil {
+            usleep(20_000)
+        }
+        if successor.isRunning { kill(successor.processIdentifier, SIGTERM) }
+        successor.waitUntilExit()
     }
 
     public var isRunning: Bool { process.isRunning }

@@ -15,33 +15,37 @@ import SpectrumTestSupport
         let blockSizes = [0, 1, 63, 64, 1000, 4096, 17, 256]
         var hops = 0, position = 0, blockIndex = 0, dropped = 0
         var frame = AnalysisFrame()
-        // The counter is process-wide and other suites read it too: compare, never reset.
-        let allocationsBefore = allocation_counter_allocations(), freesBefore = allocation_counter_frees()
+        // The C side keeps the tally's address between enter and exit: it must not move.
+        let tally = UnsafeMutablePointer<allocation_tally>.allocate(capacity: 1)
+        tally.initialize(to: allocation_tally(allocations: 0, frees: 0))
+        defer { tally.deallocate() }
         signal.withUnsafeBufferPointer { samples in
             while hops < 10_000 {
                 let size = min(blockSizes[blockIndex % blockSizes.count], samples.count - position)
                 blockIndex += 1
-                allocation_counter_enter()
+                allocation_counter_enter(tally)
                 dropped += analyzer.process(samples.baseAddress! + position, frameCount: size, into: ring)
                 allocation_counter_exit()
                 while ring.pop(into: &frame) { hops += 1 }
                 position = (position + size) % (samples.count - 4096)
             }
         }
-        #expect(allocation_counter_allocations() - allocationsBefore == 0)
-        #expect(allocation_counter_frees() - freesBefore == 0)
+        #expect(allocation_tally_allocations(tally) == 0)
+        #expect(allocation_tally_frees(tally) == 0)
         #expect(dropped == 0)
         #expect(hops >= 10_000)
     }
 
     @Test func theCounterSeesAnAllocation() {
         // Guards the guard: a deliberate allocation inside enter/exit is counted.
-        let before = allocation_counter_allocations()
-        allocation_counter_enter()
+        let tally = UnsafeMutablePointer<allocation_tally>.allocate(capacity: 1)
+        tally.initialize(to: allocation_tally(allocations: 0, frees: 0))
+        defer { tally.deallocate() }
+        allocation_counter_enter(tally)
         let array = [Int](repeating: 7, count: 1000)
         allocation_counter_exit()
         #expect(array.count == 1000)
-        #expect(allocation_counter_allocations() - before >= 1)
+        #expect(allocation_tally_allocations(tally) >= 1)
     }
 
     @Test func aFullRingDropsAndCountsInsteadOfWaiting() throws {

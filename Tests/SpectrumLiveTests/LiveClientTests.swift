@@ -20,8 +20,8 @@ struct RealtimeSafety {
     func noAllocationOnProcessThread(sampleRateHz: Int, periodFrames: Int) async throws {
         let server = try PrivateJackServer(sampleRateHz: sampleRateHz, periodFrames: periodFrames)
         defer { server.stop() }
-        let allocationsBefore = allocation_counter_allocations()
-        let freesBefore = allocation_counter_frees()
+        let allocationsBefore = allocation_tally_allocations(processThreadTally)
+        let freesBefore = allocation_tally_frees(processThreadTally)
         let client = try LiveClient(configuration: liveConfiguration(server: server), processCallback: countingProcess)
         defer { client.stop() }
         let tone = try ToneClient(serverName: server.name, frequencyHz: 1000, amplitude: 0.5)
@@ -42,8 +42,8 @@ struct RealtimeSafety {
         frames += drain(client)
 
         #expect(reached, "only \(status.callbacks) callbacks")
-        #expect(allocation_counter_allocations() - allocationsBefore == 0, "allocations on the process thread")
-        #expect(allocation_counter_frees() - freesBefore == 0, "frees on the process thread")
+        #expect(allocation_tally_allocations(processThreadTally) - allocationsBefore == 0, "allocations on the process thread")
+        #expect(allocation_tally_frees(processThreadTally) - freesBefore == 0, "frees on the process thread")
         // Frames arrived, at the analysis rate, with the tone's band the loudest.
         let expectedFrames = Double(status.callbacks) * periodSeconds * 60
         #expect(Double(frames.count) > expectedFrames * 0.8, "\(frames.count) frames for \(status.callbacks) callbacks")

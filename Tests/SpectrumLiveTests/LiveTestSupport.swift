@@ -4,11 +4,19 @@ import SpectrumDSP
 import SpectrumTestSupport
 @testable import SpectrumLive
 
+/// Where `countingProcess` adds the process thread's heap calls. Allocated once, never freed;
+/// only the (serialized) allocation tests read it, as before/after differences.
+nonisolated(unsafe) let processThreadTally: UnsafeMutablePointer<allocation_tally> = {
+    let tally = UnsafeMutablePointer<allocation_tally>.allocate(capacity: 1)
+    tally.initialize(to: allocation_tally(allocations: 0, frees: 0))
+    return tally
+}()
+
 /// The allocation-counting trampoline: the production process callback, unchanged, between
-/// `allocation_counter_enter()` and `allocation_counter_exit()` on JACK's process thread.
-/// A global function in a non-main file, so it is safe as a C callback.
+/// `allocation_counter_enter(processThreadTally)` and `allocation_counter_exit()` on JACK's
+/// process thread. A global function in a non-main file, so it is safe as a C callback.
 func countingProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> Int32 {
-    allocation_counter_enter()
+    allocation_counter_enter(processThreadTally)
     let result = spectrumLiveProcess(frameCount, argument)
     allocation_counter_exit()
     return result
