@@ -1,10 +1,33 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct Spectrum: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "spectrum",
-        abstract: "Real-time audio analyser for JACK: spectrum, level, pitch, onsets and tempo, sent over OSC.",
-        subcommands: [AnalyzeCommand.self, OscSpecCommand.self]
+        abstract: "Real-time audio analyser for JACK: spectrum, level and pitch, sent over OSC.",
+        discussion: """
+            Live:     spectrum run --osc 127.0.0.1:9000          (analyse JACK input, send OSC)
+            Tuner:    spectrum tune                              (full-screen tuner)
+            Offline:  spectrum analyze song.wav > frames.jsonl   (the same analysis, from a file)
+            """,
+        subcommands: [RunCommand.self, TuneCommand.self, AnalyzeCommand.self, OscSpecCommand.self]
     )
+
+    /// Like ArgumentParser's `main()`, except that a usage or validation error is ONE line on
+    /// standard error (`spectrum: --rate "fast": …`) instead of the error, the usage and a hint:
+    /// scripts and lighting rigs log it, people read it. `--help` is unchanged.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            let message = self.message(for: error)
+            guard code != .success, !message.isEmpty else { exit(withError: error) }
+            let line = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+            FileHandle.standardError.write(Data("spectrum: \(line)\n".utf8))
+            Foundation.exit(code.rawValue)
+        }
+    }
 }

@@ -1,6 +1,6 @@
 /// One output frame of the analysis: a plain, fixed-size value that crosses from the real-time
 /// thread to the consumers (OSC publisher, terminal, file writer) by copy, with no references.
-public struct AnalysisFrame: BitwiseCopyable {
+public struct AnalysisFrame: BitwiseCopyable, Sendable {
     public static let maximumBandCount = 256
     public static let waveformPointCount = 512
 
@@ -26,7 +26,7 @@ public struct AnalysisFrame: BitwiseCopyable {
 }
 
 /// Level of one hop.
-public struct LevelReading: BitwiseCopyable, Equatable {
+public struct LevelReading: BitwiseCopyable, Equatable, Sendable {
     /// RMS over the main window, linear, 0..1 (clamped; a full-scale sine reads 0.707).
     public var rms: Float = 0
     /// Largest |sample| in the hop, linear, 0..1 (clamped).
@@ -49,7 +49,7 @@ public struct LevelReading: BitwiseCopyable, Equatable {
 }
 
 /// The tuner's reading of one hop (median of three estimates).
-public struct PitchReading: BitwiseCopyable, Equatable {
+public struct PitchReading: BitwiseCopyable, Equatable, Sendable {
     /// Fundamental frequency in Hz; 0 when there is no note.
     public var frequencyHz: Float
     /// Fractional MIDI note number against the reference pitch (69 = A4).

@@ -15,6 +15,9 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
     case levelDecibels
     case waveform
     case status
+    case pitchActive
+    case pitch
+    case note
 
     /// The address below the prefix.
     public var suffix: String {
@@ -26,6 +29,9 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
         case .levelDecibels: "/level/db"
         case .waveform: "/waveform"
         case .status: "/status"
+        case .pitchActive: "/pitch/active"
+        case .pitch: "/pitch"
+        case .note: "/note"
         }
     }
 
@@ -51,6 +57,9 @@ public struct OSCMessageSet: OptionSet, Sendable, Hashable {
     public static let levelDecibels = OSCMessageSet(.levelDecibels)
     public static let waveform = OSCMessageSet(.waveform)
     public static let status = OSCMessageSet(.status)
+    public static let pitchActive = OSCMessageSet(.pitchActive)
+    public static let pitch = OSCMessageSet(.pitch)
+    public static let note = OSCMessageSet(.note)
 
     public static let all = OSCMessageSet(OSCMessageKind.allCases.map(OSCMessageSet.init))
     /// Everything except the waveform.
@@ -182,6 +191,32 @@ public struct OSCAddressSpace: Sendable, Equatable {
                 description: "Health of the analyser: JACK sample rate and period, xruns, analysis frames dropped before sending, JACK DSP load, cost of the slowest process callback.",
                 example: "\(prefix)/status iiiiff 48000 256 0 0 3.1 41.5",
                 enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .pitchActive, address: prefix + OSCMessageKind.pitchActive.suffix,
+                arguments: [OSCArgumentSpec(name: "active", typeTag: "f", unit: "1 = a note sounds, 0 = no note", range: "0 or 1")],
+                rate: everyFrame,
+                description: "The explicit note / no-note state: 0 on silence, noise, drums and while a new note settles; then `\(prefix)/pitch` and `\(prefix)/note` stop.",
+                example: "\(prefix)/pitch/active f 1.0",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .pitch, address: prefix + OSCMessageKind.pitch.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "frequency", typeTag: "f", unit: "Hz", range: "38..2200"),
+                    OSCArgumentSpec(name: "midi", typeTag: "f", unit: "fractional MIDI note, 69 = A4", range: "0..127"),
+                    OSCArgumentSpec(name: "cents", typeTag: "f", unit: "cents from the nearest note", range: "−50..50"),
+                    OSCArgumentSpec(name: "confidence", typeTag: "f", unit: "normalised autocorrelation", range: "0..1"),
+                ],
+                rate: everyFrame + " while a note sounds",
+                description: "The tuner: median of three estimates against the reference pitch (A4 = 440 Hz unless `--reference`).",
+                example: "\(prefix)/pitch ffff 440.0 69.0 0.0 0.98",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .note, address: prefix + OSCMessageKind.note.suffix,
+                arguments: [OSCArgumentSpec(name: "name", typeTag: "s", unit: "scientific pitch notation, sharps", range: "C-1..G9")],
+                rate: everyFrame + " while a note sounds",
+                description: "The nearest note's name with its octave, for displays (`E2`, `C#4`, `A4`).",
+                example: "\(prefix)/note s \"A4\"",
+                enabledByDefault: true),
         ]
     }
 
@@ -193,6 +228,7 @@ public struct OSCAddressSpace: Sendable, Equatable {
     public static let sections: [(title: String, kinds: [OSCMessageKind])] = [
         ("Spectrum", [.bands, .peaks, .groups]),
         ("Level", [.level, .levelDecibels]),
+        ("Tuner", [.pitchActive, .pitch, .note]),
         ("Waveform", [.waveform]),
         ("Status", [.status]),
     ]

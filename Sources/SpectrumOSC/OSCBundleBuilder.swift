@@ -16,6 +16,8 @@ final class OSCBundleBuilder {
     /// `strdup`ed full addresses, indexed like `OSCMessageKind.allCases` (declaration order;
     /// `path(_:)` maps each kind to its index without allocating).
     private let paths: [UnsafeMutablePointer<CChar>]
+    /// "C-1" … "G9" for MIDI notes 0…127, as C strings made once.
+    private let noteNames: [UnsafeMutablePointer<CChar>]
     private var buffer: UnsafeMutableRawPointer
     private var bufferCapacity: Int
 
@@ -23,12 +25,15 @@ final class OSCBundleBuilder {
         self.messages = messages
         grouping = BandGrouping(groupCount: groupCount)
         paths = OSCMessageKind.allCases.map { strdup(prefix + $0.suffix)! }
+        noteNames = (0..<128).map { number in
+            strdup(PitchReading(frequencyHz: 1, midiNote: Float(number), noteNumber: Int32(number), cents: 0, confidence: 1).noteName!)!
+        }
         bufferCapacity = 8192
         buffer = .allocate(byteCount: bufferCapacity, alignment: 16)
     }
 
     deinit {
-        for path in paths { free(path) }
+        for path in paths + noteNames { free(path) }
         buffer.deallocate()
     }
 
@@ -41,6 +46,9 @@ final class OSCBundleBuilder {
         case .levelDecibels: paths[4]
         case .waveform: paths[5]
         case .status: paths[6]
+        case .pitchActive: paths[7]
+        case .pitch: paths[8]
+        case .note: paths[9]
         }
     }
 
@@ -85,7 +93,26 @@ final class OSCBundleBuilder {
             add(message, .levelDecibels, to: bundle)
         }
 
-        // 3) Waveform
+        // 3) Tuner
+        let pitch = frame.pitch
+        let hasNote = pitch.hasNote && pitch.noteNumber < 128
+        if messages.contains(.pitchActive), let message = lo_message_new() {
+            lo_message_add_float(message, hasNote ? 1 : 0)
+            add(message, .pitchActive, to: bundle)
+        }
+        if hasNote, messages.contains(.pitch), let message = lo_message_new() {
+            lo_message_add_float(message, OSCValueGuard.nonNegative(pitch.frequencyHz))
+            lo_message_add_float(message, OSCValueGuard.nonNegative(pitch.midiNote, maximum: 127))
+            lo_message_add_float(message, pitch.cents.isFinite ? min(max(pitch.cents, -50), 50) : 0)
+            lo_message_add_float(message, OSCValueGuard.unit(pitch.confidence))
+            add(message, .pitch, to: bundle)
+        }
+        if hasNote, messages.contains(.note), let message = lo_message_new() {
+            lo_message_add_string(message, noteNames[Int(pitch.noteNumber)])
+            add(message, .note, to: bundle)
+        }
+
+        // 4) Waveform
         if messages.contains(.waveform), let message = lo_message_new() {
             for point in 0..<AnalysisFrame.waveformPointCount {
                 lo_message_add_float(message, OSCValueGuard.sample(frame.waveform[point]))
@@ -93,7 +120,7 @@ final class OSCBundleBuilder {
             add(message, .waveform, to: bundle)
         }
 
-        // 4) Status
+        // 5) Status
         if let status, messages.contains(.status), let message = lo_message_new() {
             lo_message_add_int32(message, OSCValueGuard.count(status.sampleRateHz))
             lo_message_add_int32(message, OSCValueGuard.count(status.periodFrames))
@@ -104,7 +131,7 @@ final class OSCBundleBuilder {
             add(message, .status, to: bundle)
         }
 
-        // 5) Serialise into the kept buffer (grown, rarely, when a bundle is larger).
+        // 6) Serialise into the kept buffer (grown, rarely, when a bundle is larger).
         let length = Int(lo_bundle_length(bundle))
         if length > bufferCapacity {
             buffer.deallocate()

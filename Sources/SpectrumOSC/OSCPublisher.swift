@@ -45,7 +45,11 @@ public final class OSCPublisher: @unchecked Sendable {
     ///   - captureClock: the clock of `captureTimeMicroseconds` (JACK: `jack_get_time()`).
     ///     Without it, or for frames with capture time 0, bundles are tagged "immediate".
     ///   - status: called once per second of audio on the publisher thread to fill `/status`.
-    public init(configuration: PublisherConfiguration, ring: FrameRing, captureClock: CaptureClock? = nil, status: (@Sendable () -> PublisherStatus)? = nil) throws {
+    ///   - frameObserver: called on the publisher thread with every frame after it was sent
+    ///     (e.g. for a terminal display); it must be quick, it delays the next bundle.
+    public init(configuration: PublisherConfiguration, ring: FrameRing, captureClock: CaptureClock? = nil,
+                status: (@Sendable () -> PublisherStatus)? = nil,
+                frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil) throws {
         try configuration.validate()
         self.configuration = configuration
         var resolved: [ResolvedOSCTarget] = []
@@ -54,7 +58,8 @@ public final class OSCPublisher: @unchecked Sendable {
         }
         targets = resolved
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
-        worker = PublisherWorker(configuration: configuration, ring: ring, transport: transport, captureClock: captureClock, status: status)
+        worker = PublisherWorker(configuration: configuration, ring: ring, transport: transport, captureClock: captureClock,
+                                 status: status, frameObserver: frameObserver)
     }
 
     deinit {
@@ -158,6 +163,7 @@ final class PublisherWorker: @unchecked Sendable {
     let transport: UDPTransport
     let captureClock: CaptureClock?
     let status: (@Sendable () -> PublisherStatus)?
+    let frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?
     let statusIntervalFrames: Int
     let pollNanoseconds: Int
 
@@ -171,8 +177,10 @@ final class PublisherWorker: @unchecked Sendable {
     private var frame = AnalysisFrame()
     private var framesUntilStatus = 0
 
-    init(configuration: PublisherConfiguration, ring: FrameRing, transport: UDPTransport, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?) {
+    init(configuration: PublisherConfiguration, ring: FrameRing, transport: UDPTransport, captureClock: CaptureClock?,
+         status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
+        self.frameObserver = frameObserver
         builder = OSCBundleBuilder(prefix: configuration.prefix, groupCount: configuration.groupCount, messages: configuration.messages)
         self.transport = transport
         self.captureClock = captureClock
@@ -190,6 +198,7 @@ final class PublisherWorker: @unchecked Sendable {
             let flushRequest = flushRequested.load(ordering: .acquiring)
             while ring.pop(into: &frame) {
                 publish()
+                frameObserver?(frame)
             }
             flushAcknowledged.store(flushRequest, ordering: .releasing)
             if stopping { return }

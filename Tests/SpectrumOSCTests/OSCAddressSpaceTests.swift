@@ -34,10 +34,11 @@ import Testing
         #expect(!space.entry(.waveform).enabledByDefault)
     }
 
-    @Test func numericMessagesCarryOnlyFloatsAndInts() {
-        for entry in OSCAddressSpace().entries {
-            #expect(entry.typeTags.allSatisfy { $0 == "f" || $0 == "i" })
+    @Test func numericMessagesCarryOnlyFloatsAndIntsAndTheNoteNameHasItsOwnAddress() {
+        for entry in OSCAddressSpace().entries where entry.kind != .note {
+            #expect(entry.typeTags.allSatisfy { $0 == "f" || $0 == "i" }, "\(entry.address)")
         }
+        #expect(OSCAddressSpace().entry(.note).typeTags == "s")
     }
 
     @Test func defaultSetLeavesTheWaveformOut() {
@@ -46,7 +47,7 @@ import Testing
         #expect(OSCMessageSet.all.contains(.waveform))
     }
 
-    /// Sizes that docs/osc.md states: with 128 bands the default bundle is about 1.5 KB (two IP
+    /// Sizes that docs/osc.md states: with 128 bands the default bundle (no note) is about 1.5 KB (two IP
     /// fragments on Ethernet); without `/peaks` it fits one Ethernet frame (1472 bytes of UDP
     /// payload); the waveform adds about 2.6 KB.
     @Test func bundleSizesAreAsDocumented() {
@@ -55,7 +56,7 @@ import Testing
             OSCBundleBuilder(prefix: "/spectrum", groupCount: 8, messages: messages)
                 .serialise(frame, status: PublisherStatus(), timeTag: .immediate).count
         }
-        #expect(size(.default) == 1532)
+        #expect(size(.default) == 1568)
         #expect(size(OSCMessageSet.default.subtracting(.peaks)) <= 1472)
         #expect(size(.all) - size(.default) == 2588)
     }

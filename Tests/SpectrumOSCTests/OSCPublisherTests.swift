@@ -35,7 +35,8 @@ import Testing
         let space = OSCAddressSpace()
         for (bundle, frame) in zip(receiver.bundles, frames) {
             let paths = bundle.messages.map(\.path)
-            var expected = ["/spectrum/bands", "/spectrum/peaks", "/spectrum/groups", "/spectrum/level", "/spectrum/level/db"]
+            var expected = ["/spectrum/bands", "/spectrum/peaks", "/spectrum/groups", "/spectrum/level", "/spectrum/level/db", "/spectrum/pitch/active"]
+            if frame.pitch.hasNote { expected += ["/spectrum/pitch", "/spectrum/note"] }
             if bundle.message("/spectrum/status") != nil { expected.append("/spectrum/status") }
             #expect(paths == expected)
             for message in bundle.messages {
@@ -51,6 +52,12 @@ import Testing
             #expect(try #require(bundle.message("/spectrum/level")).floats == [frame.level.vu])
             #expect(try #require(bundle.message("/spectrum/level/db")).floats == [frame.level.rmsDecibels, frame.level.peakDecibels])
             #expect(bundle.timeTag == .immediate)
+            // The tuner: an explicit note / no-note state, pitch and name only with a note.
+            #expect(try #require(bundle.message("/spectrum/pitch/active")).floats == [frame.pitch.hasNote ? 1 : 0])
+            if frame.pitch.hasNote {
+                #expect(try #require(bundle.message("/spectrum/pitch")).floats == [440.51, 69.02, 2, 0.97])
+                #expect(try #require(bundle.message("/spectrum/note")).strings == ["A4"])
+            }
         }
         let status = try #require(receiver.bundles[0].message("/spectrum/status"))
         #expect(status.values == [48000, 256, 3, 1, 4.5, 41.25])

@@ -11,9 +11,10 @@ final class OSCReceiver {
     struct Message: Equatable {
         var path: String
         var types: String
-        /// Every argument as a Double (floats and ints).
+        /// Every numeric argument as a Double (floats and ints); strings are in `strings`.
         var values: [Double]
         var floats: [Float]
+        var strings: [String] = []
     }
 
     struct Bundle {
@@ -71,15 +72,18 @@ final class OSCReceiver {
     fileprivate func received(path: String, types: String, argv: UnsafeMutablePointer<UnsafeMutablePointer<lo_arg>?>?, argc: Int32) {
         var values: [Double] = []
         var floats: [Float] = []
+        var strings: [String] = []
         for (index, tag) in types.utf8.enumerated() where index < argc {
             let argument = argv![index]!.pointee
             switch tag {
             case UInt8(ascii: "f"): values.append(Double(argument.f)); floats.append(argument.f)
             case UInt8(ascii: "i"): values.append(Double(argument.i))
+            case UInt8(ascii: "s"):
+                strings.append(withUnsafePointer(to: argv![index]!.pointee) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) })
             default: values.append(.nan)
             }
         }
-        let message = Message(path: path, types: types, values: values, floats: floats)
+        let message = Message(path: path, types: types, values: values, floats: floats, strings: strings)
         if openBundle != nil { openBundle!.messages.append(message) } else { looseMessages.append(message) }
     }
 }
@@ -130,6 +134,10 @@ enum SyntheticFrames {
             frame.peaks[band] = min(1, frame.bands[band] + 0.05)
         }
         frame.level = LevelReading(rms: 0.25, peak: 0.5, rmsDecibels: -12.04, peakDecibels: -6.02, vu: 0.7993)
+        // Odd frames carry a note (A4, 2 cents sharp), even frames none.
+        if index % 2 == 1 {
+            frame.pitch = PitchReading(frequencyHz: 440.51, midiNote: 69.02, noteNumber: 69, cents: 2, confidence: 0.97)
+        }
         for point in 0..<AnalysisFrame.waveformPointCount {
             frame.waveform[point] = Float(sin(Double(point) * 0.1))
         }

@@ -1,0 +1,119 @@
+import Foundation
+import Glibc
+import SpectrumDSP
+import SpectrumLive
+import SpectrumOSC
+import Synchronization
+
+/// A running live analysis: the JACK client, the OSC publisher draining its frames, and the
+/// latest frame for a terminal display. Used by `run` and `tune` on the main thread.
+final class LiveSession: @unchecked Sendable {
+    let client: LiveClient
+    let publisher: OSCPublisher
+    private let latest = LatestFrame()
+
+    /// What the display shows: the newest frame and the counters.
+    struct Snapshot {
+        var frame: AnalysisFrame
+        var framesReceived: Int
+        var status: LiveStatus
+        var publisher: PublisherStatistics
+    }
+
+    enum Ending {
+        case signal(Int32)
+        case duration
+        case serverShutDown
+    }
+
+    /// Opens the client (activated and connected) and starts the publisher. Throws errors whose
+    /// description is one line.
+    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration) throws {
+        var configuration = LiveConfiguration()
+        configuration.clientName = jack.name
+        configuration.serverName = jack.server
+        configuration.channelCount = jack.channels
+        configuration.connections = jack.connectionPlan
+        configuration.analysis = analysis
+        let client = try LiveClient(configuration: configuration)
+        self.client = client
+        let latest = self.latest
+        do {
+            publisher = try OSCPublisher(
+                configuration: osc, ring: client.frames,
+                captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() },
+                status: {
+                    let status = client.status()
+                    return PublisherStatus(sampleRateHz: Int(status.sampleRateHz), periodFrames: status.periodFrames,
+                                           xruns: Int(status.xruns), droppedFrames: Int(status.framesDropped),
+                                           dspLoadPercent: Float(status.dspLoadPercent),
+                                           worstCallbackMicroseconds: Float(status.callbackCostMaximumMicroseconds))
+                },
+                frameObserver: { frame in latest.store(frame) })
+            try publisher.start()
+        } catch {
+            client.stop()
+            throw error
+        }
+    }
+
+    var snapshot: Snapshot {
+        let (frame, count) = latest.load()
+        return Snapshot(frame: frame, framesReceived: count, status: client.status(), publisher: publisher.statistics)
+    }
+
+    /// Calls `render` every `refreshSeconds` until SIGINT/SIGTERM, the duration, or the server
+    /// going away; then stops the client and flushes the publisher.
+    func run(durationSeconds: Double?, refreshSeconds: Double, render: (Snapshot) -> Void) -> Ending {
+        StopSignal.install()
+        let start = Date()
+        var ending = Ending.duration
+        while true {
+            if let signal = StopSignal.received { ending = .signal(signal); break }
+            if client.status().isShutDown { ending = .serverShutDown; break }
+            if let durationSeconds, Date().timeIntervalSince(start) >= durationSeconds { ending = .duration; break }
+            render(snapshot)
+            usleep(UInt32(refreshSeconds * 1_000_000))
+        }
+        client.stop()
+        publisher.flush()
+        publisher.stop()
+        return ending
+    }
+}
+
+/// SIGINT and SIGTERM only set a flag that the main loop polls (nothing else is safe in a
+/// signal handler).
+enum StopSignal {
+    private static let number = Atomic<Int32>(0)
+
+    static var received: Int32? {
+        let value = number.load(ordering: .relaxed)
+        return value == 0 ? nil : value
+    }
+
+    static func install() {
+        signal(SIGINT, stopSignalHandler)
+        signal(SIGTERM, stopSignalHandler)
+    }
+
+    /// Asks the main loop to stop as if interrupted (the tuner's q key).
+    static func request() { record(SIGINT) }
+
+    fileprivate static func record(_ signal: Int32) { number.store(signal, ordering: .relaxed) }
+}
+
+/// A global function (not a closure literal) so it is safe as a C signal handler.
+private func stopSignalHandler(_ signal: Int32) { StopSignal.record(signal) }
+
+/// The newest frame and how many arrived, written by the publisher thread, read by the display.
+final class LatestFrame: Sendable {
+    private let state = Mutex<(frame: AnalysisFrame, count: Int)>((AnalysisFrame(), 0))
+
+    func store(_ frame: borrowing AnalysisFrame) {
+        let copy = copy frame
+        state.withLock { $0 = (copy, $0.count + 1) }
+    }
+
+    func load() -> (AnalysisFrame, Int) { state.withLock { ($0.frame, $0.count) } }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import SpectrumDSP
+import SpectrumLive
+import SpectrumOSC
+
+/// The one-line live summary of `spectrum run`: what is being analysed and sent, redrawn in
+/// place on a terminal, or one line per second when standard output is a pipe or a file.
+struct LiveSummary {
+    let targetCount: Int
+    let isTerminal = isatty(STDOUT_FILENO) == 1
+    private var lastLine = Date.distantPast
+    private var lastFrames = 0
+    private var lastFrameTime = Date()
+    private var framesPerSecond = 0.0
+
+    init(targetCount: Int) { self.targetCount = targetCount }
+
+    mutating func render(_ snapshot: LiveSession.Snapshot) {
+        let now = Date()
+        let elapsed = now.timeIntervalSince(lastFrameTime)
+        if elapsed >= 1 {
+            framesPerSecond = Double(snapshot.framesReceived - lastFrames) / elapsed
+            lastFrames = snapshot.framesReceived
+            lastFrameTime = now
+        }
+        if isTerminal {
+            writeStandardOutput("\r\u{1B}[K" + Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount))
+        } else if now.timeIntervalSince(lastLine) >= 1 {
+            lastLine = now
+            writeStandardOutput(Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount) + "\n")
+        }
+    }
+
+    mutating func finish() {
+        if isTerminal { writeStandardOutput("\n") }
+    }
+
+    /// E.g. `48 kHz/256 | VU ███████░░░  -9.0 dBFS | A4 +0¢ 440.0 Hz | ▁▂█▅▃▂▁▁ | 60.0 fps → 1 target | xruns 0 drops 0`
+    static func line(_ snapshot: LiveSession.Snapshot, framesPerSecond: Double, targetCount: Int) -> String {
+        let frame = snapshot.frame
+        let status = snapshot.status
+        let level = frame.level
+        let pitch = frame.pitch
+        let note = pitch.noteName.map {
+            "\($0.padding(toLength: 3, withPad: " ", startingAt: 0)) \(String(format: "%+3d¢ %7.1f Hz", Int(pitch.cents.rounded()), pitch.frequencyHz))"
+        } ?? "no note          "
+        var groups = [Float](repeating: 0, count: 8)
+        withUnsafeBytes(of: frame.bands) { raw in
+            let bands = UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: Float.self), count: max(frame.bandCount, 1))
+            groups.withUnsafeMutableBufferPointer { BandGrouping(groupCount: 8).group(bands: bands, into: $0) }
+        }
+        let rate = String(format: "%g kHz/%d", status.sampleRateHz / 1000, status.periodFrames)
+        let sending = targetCount == 0 ? "not sending (no --osc)" : "→ \(targetCount) target\(targetCount == 1 ? "" : "s")"
+        return "\(rate) | VU \(bar(level.vu, width: 10)) \(String(format: "%6.1f dBFS", level.rmsDecibels)) | \(note) | "
+            + "\(sparkline(groups)) | \(String(format: "%.1f fps", framesPerSecond)) \(sending) | xruns \(status.xruns) drops \(status.framesDropped)"
+    }
+
+    static func bar(_ value: Float, width: Int) -> String {
+        let filled = Int((min(max(value, 0), 1) * Float(width)).rounded())
+        return String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+    }
+
+    static func sparkline(_ values: [Float]) -> String {
+        let blocks: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+        return String(values.map { blocks[min(7, max(0, Int(($0 * 7.999).rounded(.down))))] })
+    }
+}
+
+/// Unbuffered write to standard output (the summary must appear as it is drawn).
+func writeStandardOutput(_ text: String) {
+    FileHandle.standardOutput.write(Data(text.utf8))
+}

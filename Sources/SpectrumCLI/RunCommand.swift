@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import SpectrumDSP
+import SpectrumLive
+import SpectrumOSC
+
+/// `spectrum run`: the live analyser. Main thread: wiring, the summary and the exit; the
+/// analysis runs in the JACK process callback, OSC on the publisher thread.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Analyse JACK input in real time and send it over OSC.",
+        discussion: """
+            Joins a running JACK server (it never starts one), analyses the input inside the \
+            process callback, and sends one OSC bundle per frame (60 per second by default) to \
+            every --osc target: 128 bands, peaks, grouped bands for lights, level, pitch and a \
+            status message once per second. `spectrum osc-spec` prints the address space. \
+            A one-line summary shows what is being sent. Stop with Ctrl-C (exit 0); if the \
+            JACK server goes away, spectrum says so and exits 1.
+
+            Examples:
+              spectrum run --osc 127.0.0.1:9000
+              spectrum run --name kick --prefix /kick --connect system:capture_1 --osc 192.168.1.20:7700
+              spectrum run --osc 239.0.0.1:9000 --osc-interface eth0 --preset stage
+            """
+    )
+
+    @OptionGroup(title: "JACK") var jack: JackOptions
+    @OptionGroup(title: "OSC output") var osc: OscOptions
+    @OptionGroup(title: "Analysis") var presetOptions: PresetOptions
+    @OptionGroup(title: "Analysis") var analysis: AnalysisOverrides
+
+    @Option(help: ArgumentHelp("Stop after this many seconds (default: run until Ctrl-C).", valueName: "seconds"))
+    var duration: Double?
+
+    @Flag(help: "No live summary on standard output (errors and the final line still go to standard error).")
+    var quiet = false
+
+    func validate() throws {
+        if let duration, !(duration > 0) { throw ValidationError("--duration \(duration): expected a number of seconds above 0") }
+    }
+
+    func run() throws {
+        let configuration: AnalysisConfiguration
+        let publisherConfiguration: PublisherConfiguration
+        let session: LiveSession
+        do {
+            configuration = try analysis.apply(to: presetOptions.loadConfiguration())
+            publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz)
+            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration)
+        } catch {
+            throw oneLineFailure("spectrum: \(error)")
+        }
+        report(session)
+        var summary = LiveSummary(targetCount: publisherConfiguration.targets.count)
+        let ending = session.run(durationSeconds: duration, refreshSeconds: 0.1) { snapshot in
+            if !quiet { summary.render(snapshot) }
+        }
+        if !quiet { summary.finish() }
+        try finish(session, ending)
+    }
+
+    private func report(_ session: LiveSession) {
+        let client = session.client
+        var lines = ["spectrum: JACK client '\(client.clientName)'"
+            + (client.clientNameWasChanged ? " (JACK renamed it from '\(jack.name)')" : "")
+            + ", ports \(client.portNames.joined(separator: ", ")), \(Int(client.sampleRateHz)) Hz"]
+        lines.append(client.connectedSources.isEmpty
+            ? "spectrum: no input connected (patch with jack_connect or --connect)"
+            : "spectrum: connected from \(client.connectedSources.joined(separator: ", "))")
+        lines.append(session.publisher.targets.isEmpty
+            ? "spectrum: analysing only; add --osc HOST:PORT to send OSC"
+            : "spectrum: sending OSC to \(session.publisher.configuration.targets.map(\.description).joined(separator: ", ")) under \(session.publisher.configuration.prefix)")
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    private func finish(_ session: LiveSession, _ ending: LiveSession.Ending) throws {
+        let statistics = session.publisher.statistics
+        let status = session.client.status()
+        let errors = statistics.targets.reduce(0) { $0 + $1.sendErrors }
+        let totals = "\(statistics.framesPublished) frames sent, \(status.framesDropped) dropped, \(status.xruns) xruns, \(errors) send errors"
+        switch ending {
+        case .signal, .duration:
+            FileHandle.standardError.write(Data("spectrum: stopped: \(totals)\n".utf8))
+        case .serverShutDown:
+            throw oneLineFailure("spectrum: the JACK server\(jack.server.map { " '\($0)'" } ?? "") shut down; exiting (\(totals))")
+        }
+    }
+}
+
+/// Command-line overrides of preset values that people change per gig.
+struct AnalysisOverrides: ParsableArguments {
+    @Option(help: ArgumentHelp("Output frames per second, 10–240 (default: the preset's output.rate_hz, 60).", valueName: "hz"))
+    var rate: Double?
+
+    @Option(name: .customLong("reference"), help: ArgumentHelp("Tuner reference pitch A4 in Hz, 415–466 (default: the preset's pitch.reference_hz, 440).", valueName: "hz"))
+    var referenceHz: Double?
+
+    func validate() throws {
+        if let rate, !(10...240).contains(rate) { throw ValidationError("--rate \(rate): expected 10 to 240 frames per second") }
+        if let referenceHz, !(415...466).contains(referenceHz) { throw ValidationError("--reference \(referenceHz): expected 415 to 466 Hz") }
+    }
+
+    func apply(to configuration: AnalysisConfiguration) -> AnalysisConfiguration {
+        var result = configuration
+        if let rate { result.outputRateHz = rate }
+        if let referenceHz { result.pitch.referenceHz = referenceHz }
+        return result
+    }
+}
