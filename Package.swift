@@ -51,9 +51,9 @@ let package = Package(
         .executableTarget(name: "SpectrumBench", dependencies: ["SpectrumDSP", "SpectrumTestSupport"]),
 
         // MARK: Tests
-        /// Signal generators, an offline block driver, a WAV writer, a private jackd and a tone
-        /// client, shared by the tests and benchmarks.
-        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP", "CSndfile", "CJack"]),
+        /// Signal generators, an offline block driver, a WAV writer, a private jackd, a tone
+        /// client and an OSC receiver, shared by the tests and benchmarks.
+        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP", "SpectrumOSC", "CSndfile", "CJack", "CLo"]),
         .testTarget(
             name: "SpectrumDSPTests",
             dependencies: ["SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]

@@ -95,6 +95,12 @@ enum StopSignal {
     static func install() {
         signal(SIGINT, stopSignalHandler)
         signal(SIGTERM, stopSignalHandler)
+        // A parent may have blocked them (the mask is inherited): unblock, or Ctrl-C is lost.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
     /// Asks the main loop to stop as if interrupted (the tuner's q key).

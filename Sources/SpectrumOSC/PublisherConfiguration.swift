@@ -135,7 +135,9 @@ public struct OSCTimeTag: Sendable, Equatable, Hashable, CustomStringConvertible
     /// instant. Immediate when `captureMicroseconds` is 0 (offline frames).
     public static func converting(captureMicroseconds: UInt64, captureClockNowMicroseconds: UInt64, wallNow: OSCTimeTag) -> OSCTimeTag {
         guard captureMicroseconds != 0 else { return .immediate }
-        let deltaMicroseconds = Double(Int64(bitPattern: captureMicroseconds &- captureClockNowMicroseconds))
+        // Never in the future: a sample's JACK frame time can lie up to one period ahead of the
+        // clock while its cycle runs, and receivers (liblo) would hold a future bundle back.
+        let deltaMicroseconds = min(0, Double(Int64(bitPattern: captureMicroseconds &- captureClockNowMicroseconds)))
         let deltaFixed = Int64((deltaMicroseconds * 4_294.967_296).rounded())
         return OSCTimeTag(fixedPoint: UInt64(bitPattern: Int64(bitPattern: wallNow.fixedPoint) &+ deltaFixed))
     }

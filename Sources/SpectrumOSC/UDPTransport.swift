@@ -33,6 +33,12 @@ final class UDPTransport {
                 if target.isMulticast {
                     try Self.configureMulticast(descriptor, target: target, interface: multicastInterface, ttl: multicastTTL)
                 }
+                // Connected, so that ICMP "port unreachable" comes back as ECONNREFUSED on the
+                // next send and is counted: "nothing listens at HOST:PORT" becomes visible.
+                let connected = target.withSocketAddress { address, length in Glibc.connect(descriptor, address, length) }
+                guard connected == 0 else {
+                    throw OSCConfigurationError("--osc \"\(target.target)\": cannot reach it (\(Self.errorText(errno)))")
+                }
             }
         } catch {
             close()
@@ -53,9 +59,7 @@ final class UDPTransport {
     /// (EAGAIN when the socket buffer is full, ECONNREFUSED, ENETUNREACH, …).
     func send(_ bytes: UnsafeRawBufferPointer, to index: Int) -> Int32 {
         let endpoint = endpoints[index]
-        let sent = endpoint.resolved.withSocketAddress { address, length in
-            sendto(endpoint.socket, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL), address, length)
-        }
+        let sent = Glibc.send(endpoint.socket, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
         if sent < 0 { return errno }
         return sent == bytes.count ? 0 : EMSGSIZE
     }

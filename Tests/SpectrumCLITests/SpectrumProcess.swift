@@ -48,6 +48,62 @@ enum SpectrumProcess {
     }
 }
 
+/// A `spectrum` process left running while the test drives it (live commands).
+final class RunningSpectrum {
+    let process = Process()
+    private let output = Pipe()
+    private let error = Pipe()
+    private let collected = CollectedOutput()
+    private var readers: [Thread] = []
+
+    init(_ arguments: [String]) throws {
+        let executable = SpectrumProcess.executableURL
+        try #require(FileManager.default.isExecutableFile(atPath: executable.path), "no spectrum binary at \(executable.path)")
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        let output = self.output, error = self.error, collected = self.collected
+        readers = [
+            Thread { collected.output = output.fileHandleForReading.readDataToEndOfFile() },
+            Thread { collected.error = error.fileHandleForReading.readDataToEndOfFile() },
+        ]
+        try process.run()
+        for reader in readers { reader.start() }
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for the exit; nil if it did not exit within `seconds` (then it is killed).
+    func waitForExit(within seconds: Double) -> SpectrumProcess.Result? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        guard !process.isRunning else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        while readers.contains(where: { !$0.isFinished }) { usleep(1000) }
+        return SpectrumProcess.Result(status: process.terminationStatus,
+                                      standardOutput: String(decoding: collected.output, as: UTF8.self),
+                                      standardError: String(decoding: collected.error, as: UTF8.self))
+    }
+}
+
+/// What the reader threads collected; read only after they finished.
+private final class CollectedOutput: @unchecked Sendable {
+    var output = Data()
+    var error = Data()
+}
+
 /// A temporary directory, removed when the value is released.
 final class ScratchDirectory {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("spectrum-cli-\(UUID().uuidString)")

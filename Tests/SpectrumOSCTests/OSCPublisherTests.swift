@@ -2,6 +2,7 @@ import Foundation
 import CLo
 import Glibc
 import SpectrumDSP
+import SpectrumTestSupport
 import Synchronization
 import Testing
 @testable import SpectrumOSC

@@ -100,6 +100,7 @@ import Testing
 }
 
 import SpectrumDSP
+import SpectrumTestSupport
 
 /// Owns a ring for one test and frees it.
 final class FrameRingHolder {

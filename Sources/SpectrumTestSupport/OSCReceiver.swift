@@ -2,35 +2,37 @@ import CLo
 import Foundation
 import Glibc
 import SpectrumDSP
-@testable import SpectrumOSC
+import SpectrumOSC
 
 /// A real OSC receiver on loopback: a liblo server on a free UDP port, with bundle handlers to
 /// group messages per bundle and a catch-all method handler to decode them.
 /// Polled from the test's thread (`receive`); not thread-safe.
-final class OSCReceiver {
-    struct Message: Equatable {
-        var path: String
-        var types: String
+public final class OSCReceiver {
+    public struct Message: Equatable {
+        public var path: String
+        public var types: String
         /// Every numeric argument as a Double (floats and ints); strings are in `strings`.
-        var values: [Double]
-        var floats: [Float]
-        var strings: [String] = []
+        public var values: [Double]
+        public var floats: [Float]
+        public var strings: [String] = []
     }
 
-    struct Bundle {
-        var timeTag: OSCTimeTag
-        var messages: [Message] = []
-        func message(_ path: String) -> Message? { messages.first { $0.path == path } }
+    public struct Bundle {
+        public var timeTag: OSCTimeTag
+        /// When the bundle was received (wall clock), for rate measurements.
+        public var arrival = Date()
+        public var messages: [Message] = []
+        public func message(_ path: String) -> Message? { messages.first { $0.path == path } }
     }
 
-    let server: lo_server
-    let port: UInt16
-    private(set) var bundles: [Bundle] = []
+    public let server: lo_server
+    public let port: UInt16
+    public private(set) var bundles: [Bundle] = []
     /// Messages that arrived outside any bundle.
-    private(set) var looseMessages: [Message] = []
+    public private(set) var looseMessages: [Message] = []
     private var openBundle: Bundle?
 
-    init() {
+    public init() {
         server = lo_server_new_with_proto(nil, Int32(LO_UDP), nil)!
         port = UInt16(lo_server_get_port(server))
         // Bursts (frames pushed faster than real time) must not overflow the receiver: 4 MB
@@ -44,10 +46,10 @@ final class OSCReceiver {
 
     deinit { lo_server_free(server) }
 
-    var target: OSCTarget { OSCTarget(host: "127.0.0.1", port: port) }
+    public var target: OSCTarget { OSCTarget(host: "127.0.0.1", port: port) }
 
     /// Receives until `done()` holds or `timeoutSeconds` pass.
-    func receive(timeoutSeconds: Double = 5, until done: () -> Bool) {
+    public func receive(timeoutSeconds: Double = 5, until done: () -> Bool) {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while !done(), Date() < deadline {
             _ = lo_server_recv_noblock(server, 5)
@@ -55,7 +57,7 @@ final class OSCReceiver {
     }
 
     /// Receives whatever arrives during `seconds`.
-    func drain(seconds: Double) {
+    public func drain(seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline { _ = lo_server_recv_noblock(server, 5) }
     }
@@ -105,7 +107,7 @@ private func receiverMethod(_ path: UnsafePointer<CChar>?, _ types: UnsafePointe
 }
 
 /// A UDP port on loopback where nothing listens (bound, read, closed).
-func closedUDPPort() -> UInt16 {
+public func closedUDPPort() -> UInt16 {
     let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -122,31 +124,3 @@ func closedUDPPort() -> UInt16 {
     return UInt16(bigEndian: address.sin_port)
 }
 
-/// Synthetic frames with known values.
-enum SyntheticFrames {
-    static func frame(_ index: Int, bandCount: Int = 128, captureTimeMicroseconds: UInt64 = 0) -> AnalysisFrame {
-        var frame = AnalysisFrame()
-        frame.streamFrame = Int64(index) * 800
-        frame.captureTimeMicroseconds = captureTimeMicroseconds
-        frame.bandCount = bandCount
-        for band in 0..<bandCount {
-            frame.bands[band] = Float((band * 37 + index * 11) % 101) / 100
-            frame.peaks[band] = min(1, frame.bands[band] + 0.05)
-        }
-        frame.level = LevelReading(rms: 0.25, peak: 0.5, rmsDecibels: -12.04, peakDecibels: -6.02, vu: 0.7993)
-        // Odd frames carry a note (A4, 2 cents sharp), even frames none.
-        if index % 2 == 1 {
-            frame.pitch = PitchReading(frequencyHz: 440.51, midiNote: 69.02, noteNumber: 69, cents: 2, confidence: 0.97)
-        }
-        for point in 0..<AnalysisFrame.waveformPointCount {
-            frame.waveform[point] = Float(sin(Double(point) * 0.1))
-        }
-        return frame
-    }
-
-    /// Pushes `frame` into `ring`, waiting while the ring is full.
-    static func push(_ frame: AnalysisFrame, into ring: FrameRing) {
-        var copy = frame
-        while !ring.push(&copy) { usleep(200) }
-    }
-}

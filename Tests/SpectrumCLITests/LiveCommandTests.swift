@@ -1,0 +1,173 @@
+import Foundation
+import SpectrumDSP
+import SpectrumTestSupport
+import Testing
+
+/// `spectrum run` and `spectrum tune` end to end: a private jackd (dummy driver), our tone
+/// client, the real binary, and a real OSC receiver on loopback. Serialized: JACK allows only
+/// a few servers per machine, and rates are measured.
+@Suite(.serialized) struct LiveCommandTests {
+    /// The band the analysis puts `frequencyHz` in.
+    static func band(of frequencyHz: Double) throws -> Int {
+        try #require(try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000).band(containingFrequencyHz: frequencyHz))
+    }
+
+    @Test func aToneArrivesOverOSCAtTheFrameRateInTheRightBandAndLevel() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let tone = try ToneClient(serverName: server.name, frequencyHz: 1_000, amplitude: 0.5)
+        defer { tone.stop() }
+        let receiver = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--connect", tone.outputPortName,
+                                            "--osc", "127.0.0.1:\(receiver.port)", "--duration", "4", "--quiet"])
+        receiver.receive(timeoutSeconds: 6) { !spectrum.process.isRunning }
+        receiver.drain(seconds: 0.1)
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0, "\(result.standardError)")
+
+        // Rate: bundles that arrived between 1 s and 3 s after the first one.
+        let bundles = receiver.bundles
+        let first = try #require(bundles.first).arrival
+        let window = bundles.filter { (1.0..<3.0).contains($0.arrival.timeIntervalSince(first)) }
+        #expect((108...132).contains(window.count), "\(window.count) bundles in 2 s, expected 120 ± 12")
+        #expect(receiver.looseMessages.isEmpty)
+
+        // Content, once the analysis has settled.
+        let settled = bundles.dropFirst(60)
+        #expect(!settled.isEmpty)
+        let expectedBand = try Self.band(of: 1_000)
+        for bundle in settled {
+            let bands = try #require(bundle.message("/spectrum/bands")).floats
+            #expect(bands.indices.max { bands[$0] < bands[$1] } == expectedBand)
+            // A 0.5-amplitude sine: RMS 0.3536 = −9.03 dBFS.
+            let rmsDecibels = try #require(bundle.message("/spectrum/level/db")?.floats.first)
+            #expect(abs(Double(rmsDecibels) - 20 * log10(0.5 / 2.0.squareRoot())) < 0.5)
+            #expect(bundle.message("/spectrum/note")?.strings == ["B5"]) // 1 kHz = B5 + 21 cents
+            #expect(bundle.timeTag != .immediate)
+        }
+        // Time tags carry the acoustic time: one hop (16.7 ms) apart, give or take one period
+        // (5.3 ms: the tone client has no capture latency, so a frame time up to one period
+        // ahead of the clock is sent as "now") and 2 ms of clock-reading jitter.
+        let times = settled.map { Double($0.timeTag.seconds) + Double($0.timeTag.fraction) / 4_294_967_296 }
+        let steps = zip(times.dropFirst(), times).map { $0 - $1 }
+        #expect(steps.allSatisfy { abs($0 - 800.0 / 48_000) < (256.0 / 48_000 + 0.002) }, "time-tag steps \(steps.prefix(5))")
+        let meanStep = (times.last! - times.first!) / Double(times.count - 1)
+        #expect(abs(meanStep - 800.0 / 48_000) < 0.0005)
+        #expect(result.standardError.contains("spectrum: stopped:"))
+    }
+
+    @Test func killingTheServerEndsTheClientWithAClearMessage() throws {
+        let server = try PrivateJackServer()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--no-connect", "--quiet"])
+        // Wait until the client is in the graph, then take the server away.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, (try? server.listPorts())?.contains("spectrum:in") != true { usleep(20_000) }
+        server.stop()
+        let result = try #require(spectrum.waitForExit(within: 5), "spectrum hung after the server went away")
+        #expect(result.status == 1)
+        let lastLine = try #require(result.standardErrorLines.last)
+        #expect(lastLine.contains("JACK server '\(server.name)' shut down"), "\(lastLine)")
+    }
+
+    @Test func sigintStopsCleanlyWithExitZero() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--no-connect", "--quiet"])
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, (try? server.listPorts())?.contains("spectrum:in") != true { usleep(20_000) }
+        spectrum.signal(SIGINT)
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0)
+        #expect(result.standardErrorLines.last?.hasPrefix("spectrum: stopped:") == true)
+        #expect((try server.listPorts()).contains("spectrum:in") == false, "the client must leave the graph")
+    }
+
+    @Test func aClosedOSCPortNeitherStallsNorStopsTheOtherTarget() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let receiver = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--no-connect", "--quiet", "--duration", "2",
+                                            "--osc", "127.0.0.1:\(closedUDPPort())", "--osc", "127.0.0.1:\(receiver.port)"])
+        receiver.receive(timeoutSeconds: 5) { !spectrum.process.isRunning }
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0)
+        #expect((100...130).contains(receiver.bundles.count), "\(receiver.bundles.count) bundles in 2 s")
+        let lastLine = try #require(result.standardErrorLines.last)
+        #expect(lastLine.contains("send errors") && !lastLine.contains(" 0 send errors"), "\(lastLine)")
+    }
+
+    @Test(arguments: [
+        (["--connect", "nosuch:port"], "nosuch:port"),
+        (["--osc", "localhost"], "--osc \"localhost\": expected HOST:PORT"),
+        (["--osc", "127.0.0.1:99999"], "99999"),
+        (["--channels", "0"], "--channels 0: expected 1 to 64"),
+        (["--rate", "1000"], "--rate 1000.0: expected 10 to 240"),
+        (["--reference", "300"], "--reference 300.0: expected 415 to 466 Hz"),
+    ])
+    func badOptionsGiveOneLineAndANonZeroExit(arguments: [String], expected: String) throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let result = try SpectrumProcess.run(["run", "--server", server.name, "--duration", "1"] + arguments)
+        #expect(result.status != 0)
+        #expect(result.standardErrorLines.count == 1, "\(result.standardError)")
+        #expect(result.standardError.contains(expected), "\(result.standardError)")
+    }
+
+    @Test func noServerGivesOneLine() throws {
+        let result = try SpectrumProcess.run(["run", "--server", "spectrum-no-such-server-\(getpid())", "--duration", "1"])
+        #expect(result.status == 1)
+        #expect(result.standardErrorLines.count == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("spectrum-no-such-server"))
+    }
+
+    @Test func theTunerShowsTheNoteInTmux() throws {
+        let tmux = ["/usr/bin/tmux", "/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let tmuxPath = try #require(tmux, "tmux is installed by scripts/install-deps")
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let tone = try ToneClient(serverName: server.name, frequencyHz: 110, amplitude: 0.4) // A2
+        defer { tone.stop() }
+        let session = "spectrum-tune-\(getpid())"
+        /// Runs tmux; its output only where asked (`new-session` forks the tmux server, which
+        /// would hold an output pipe open forever).
+        func tmuxRun(_ arguments: [String], output wantsOutput: Bool = true) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tmuxPath)
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardOutput = wantsOutput ? pipe : FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            let data = wantsOutput ? pipe.fileHandleForReading.readDataToEndOfFile() : Data()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        let command = "\(SpectrumProcess.executableURL.path) tune --server \(server.name) --connect \(tone.outputPortName); echo TUNER-EXITED $?; sleep 10"
+        _ = try tmuxRun(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command], output: false)
+        defer { _ = try? tmuxRun(["kill-session", "-t", session], output: false) }
+
+        var screen = ""
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            usleep(200_000)
+            screen = try tmuxRun(["capture-pane", "-p", "-t", session])
+            if screen.contains("Hz   confidence") { break }
+        }
+        // The big "A" and "2", the readout, and the reference pitch, within 80×24.
+        #expect(screen.contains(" ███ "), "\(screen)")
+        #expect(screen.contains("110.0"), "\(screen)")
+        #expect(screen.contains("in tune"), "\(screen)")
+        #expect(screen.contains("A4 = 440 Hz"), "\(screen)")
+        #expect(screen.split(separator: "\n").allSatisfy { $0.count <= 80 })
+
+        _ = try tmuxRun(["send-keys", "-t", session, "q"], output: false)
+        var exited = ""
+        let exitDeadline = Date().addingTimeInterval(5)
+        while Date() < exitDeadline, !exited.contains("TUNER-EXITED") {
+            usleep(100_000)
+            exited = try tmuxRun(["capture-pane", "-p", "-t", session])
+        }
+        #expect(exited.contains("TUNER-EXITED 0"), "q must quit with status 0 and restore the screen: \(exited)")
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import Glibc
+import SpectrumDSP
+import SpectrumTestSupport
+@testable import SpectrumOSC
+
+/// Synthetic frames with known values.
+enum SyntheticFrames {
+    static func frame(_ index: Int, bandCount: Int = 128, captureTimeMicroseconds: UInt64 = 0) -> AnalysisFrame {
+        var frame = AnalysisFrame()
+        frame.streamFrame = Int64(index) * 800
+        frame.captureTimeMicroseconds = captureTimeMicroseconds
+        frame.bandCount = bandCount
+        for band in 0..<bandCount {
+            frame.bands[band] = Float((band * 37 + index * 11) % 101) / 100
+            frame.peaks[band] = min(1, frame.bands[band] + 0.05)
+        }
+        frame.level = LevelReading(rms: 0.25, peak: 0.5, rmsDecibels: -12.04, peakDecibels: -6.02, vu: 0.7993)
+        // Odd frames carry a note (A4, 2 cents sharp), even frames none.
+        if index % 2 == 1 {
+            frame.pitch = PitchReading(frequencyHz: 440.51, midiNote: 69.02, noteNumber: 69, cents: 2, confidence: 0.97)
+        }
+        for point in 0..<AnalysisFrame.waveformPointCount {
+            frame.waveform[point] = Float(sin(Double(point) * 0.1))
+        }
+        return frame
+    }
+
+    /// Pushes `frame` into `ring`, waiting while the ring is full.
+    static func push(_ frame: AnalysisFrame, into ring: FrameRing) {
+        var copy = frame
+        while !ring.push(&copy) { usleep(200) }
+    }
+}
