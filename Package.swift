@@ -48,7 +48,10 @@ let package = Package(
         ),
 
         // MARK: Benchmarks (scripts/bench)
-        .executableTarget(name: "SpectrumBench", dependencies: ["SpectrumDSP", "SpectrumTestSupport"]),
+        .executableTarget(
+            name: "SpectrumBench",
+            dependencies: ["SpectrumDSP", "SpectrumLive", "SpectrumOSC", "SpectrumTestSupport", "CJack"]
+        ),
 
         // MARK: Tests
         /// Signal generators, an offline block driver, a WAV writer, a private jackd, a tone

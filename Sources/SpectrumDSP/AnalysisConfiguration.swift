@@ -91,11 +91,11 @@ public struct PitchConfiguration: Sendable, Equatable {
     public var confidenceThreshold: Double = 0.75
     /// Windows quieter than this (RMS, dBFS) have no note.
     public var silenceGateDecibels: Double = -60
-    /// Windows whose second half holds this many dB less energy than the first have no note: a
-    /// drum's decaying body looks perfectly periodic to a normalised correlation. The halves of
-    /// the 66 ms window are 33 ms apart, so 2 dB rejects decays faster than τ ≈ 140 ms (drums,
-    /// note releases) and keeps plucked strings and pianos (τ ≥ 0.3 s, ≤ 1 dB).
-    public var percussiveDecayDecibels: Double = 2
+    /// Windows whose energy falls faster than this have no note: a drum's decaying body looks
+    /// perfectly periodic to a normalised correlation. Measured between the two halves of the
+    /// window. 60 dB/s rejects decays faster than τ ≈ 145 ms (drums, note releases) and keeps
+    /// plucked strings and pianos (τ ≥ 0.3 s: ≤ 30 dB/s).
+    public var percussiveDecayDecibelsPerSecond: Double = 60
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
 

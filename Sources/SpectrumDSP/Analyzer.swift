@@ -33,7 +33,7 @@ public struct Analyzer: ~Copyable {
     private var autoLevel: AutoLevel
     private let ballistics: BandBallistics
     private var levelMeter: LevelMeter
-    private let pitchDetector: PitchDetector
+    private var pitchDetector: PitchDetector
     private let pitchEnabled: Bool
     private var pitchTracker: PitchTracker
     private let latestFrame: UnsafeMutablePointer<AnalysisFrame>
@@ -76,7 +76,7 @@ public struct Analyzer: ~Copyable {
         let hopSeconds = Double(hopFrames) / sampleRateHz
 
         // Main path: the newest window of the full-rate signal (long enough for the tuner too).
-        pitchDetector = PitchDetector(configuration: configuration.pitch, sampleRateHz: sampleRateHz)
+        pitchDetector = PitchDetector(configuration: configuration.pitch, sampleRateHz: sampleRateHz, hopSeconds: hopSeconds)
         pitchEnabled = configuration.pitch.enabled
         history = SampleHistory(capacity: max(windowFrames, pitchDetector.windowFrames))
         mainSpectrum = PowerSpectrum(windowFrames: windowFrames, sampleRateHz: sampleRateHz, paddingFactor: 1)
@@ -241,6 +241,7 @@ public struct Analyzer: ~Copyable {
         ballistics.reset()
         levelMeter.reset()
         pitchTracker.reset()
+        pitchDetector.reset()
         latestFrame.pointee.pitch = .none
         bandDecibels.fill(with: realtimeDecibelsFromPower(0))
         framesUntilHop = hopFrames

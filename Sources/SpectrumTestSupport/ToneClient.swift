@@ -39,7 +39,7 @@ public final class ToneClient: @unchecked Sendable {
         self.clientName = String(cString: jack_get_client_name(client))
         outputPortName = String(cString: jack_port_name(port))
         context = .allocate(capacity: 1)
-        context.initialize(to: ToneContext(port: port, sampleRateHz: Double(jack_get_sample_rate(client))))
+        context.initialize(to: ToneContext(client: client, port: port, sampleRateHz: Double(jack_get_sample_rate(client))))
         context.pointee.frequencyBits.store(frequencyHz.bitPattern, ordering: .relaxed)
         context.pointee.amplitudeBits.store(amplitude.bitPattern, ordering: .relaxed)
         jack_set_process_callback(client, toneProcess, context)
@@ -76,6 +76,10 @@ public final class ToneClient: @unchecked Sendable {
         set { context.pointee.amplitudeBits.store(newValue.bitPattern, ordering: .relaxed) }
     }
 
+    /// JACK time (µs, `jack_get_time` clock) of the first sample of the latest cycle in which the
+    /// amplitude went from 0 to non-zero: when a burst began. 0 before any burst.
+    public var burstStartMicroseconds: UInt64 { context.pointee.burstStartMicroseconds.load(ordering: .acquiring) }
+
     /// Process cycles run so far.
     public var callbacks: UInt64 { context.pointee.callbacks.load(ordering: .relaxed) }
 
@@ -91,6 +95,7 @@ public final class ToneClient: @unchecked Sendable {
 }
 
 struct ToneContext: ~Copyable {
+    let client: OpaquePointer
     let port: OpaquePointer
     let sampleRateHz: Double
     /// Phase in cycles (0..<1); only the process thread touches it.
@@ -98,8 +103,12 @@ struct ToneContext: ~Copyable {
     let frequencyBits = Atomic<UInt64>(0)
     let amplitudeBits = Atomic<UInt64>(0)
     let callbacks = Atomic<UInt64>(0)
+    let burstStartMicroseconds = Atomic<UInt64>(0)
+    /// Amplitude of the previous cycle; only the process thread touches it.
+    var previousAmplitude: Double = 0
 
-    init(port: OpaquePointer, sampleRateHz: Double) {
+    init(client: OpaquePointer, port: OpaquePointer, sampleRateHz: Double) {
+        self.client = client
         self.port = port
         self.sampleRateHz = sampleRateHz
     }
@@ -120,6 +129,11 @@ func toneProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> 
         if phase >= 1 { phase -= 1 }
     }
     context.pointee.phase = phase
+    if amplitude > 0 && context.pointee.previousAmplitude == 0 {
+        let start = jack_frames_to_time(context.pointee.client, jack_last_frame_time(context.pointee.client))
+        context.pointee.burstStartMicroseconds.store(start, ordering: .releasing)
+    }
+    context.pointee.previousAmplitude = amplitude
     _ = context.pointee.callbacks.add(1, ordering: .relaxed)
     return 0
 }

@@ -1,0 +1,116 @@
+import CJack
+import Foundation
+import SpectrumDSP
+import SpectrumLive
+import SpectrumOSC
+import SpectrumTestSupport
+import Synchronization
+
+/// Durations of the production process callback, recorded by `timedProcess` on the JACK thread
+/// into memory prepared in advance (the benchmark harness, not production code).
+struct CallbackTimings {
+    static let capacity = 1 << 20
+    nonisolated(unsafe) static let durations: UnsafeMutablePointer<UInt32> = .allocate(capacity: capacity)
+    static let count = Atomic<Int>(0)
+}
+
+/// The production callback between two CLOCK_MONOTONIC reads. A global function in a
+/// non-main file, so it is safe as a C callback.
+func timedProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> Int32 {
+    let start = nowNanoseconds()
+    let result = spectrumLiveProcess(frameCount, argument)
+    let elapsed = nowNanoseconds() - start
+    let index = CallbackTimings.count.load(ordering: .relaxed)
+    if index < CallbackTimings.capacity {
+        CallbackTimings.durations[index] = UInt32(clamping: elapsed)
+        CallbackTimings.count.store(index + 1, ordering: .releasing)
+    }
+    return result
+}
+
+/// The process callback under a real jackd (dummy driver, 48 kHz) at several periods, with a
+/// 220 Hz tone playing in (so every analysis, the tuner included, does its full work).
+enum LiveCost {
+    static func table(seconds: Double) throws -> String {
+        var rows = ["| period | callbacks | mean µs | p99 µs | max µs | mean, % of one core | max, % of the period | JACK DSP load (mean of 0.5 s samples) | xruns |",
+                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for period in [64, 256, 1024] {
+            let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: period)
+            defer { server.stop() }
+            let tone = try ToneClient(serverName: server.name, frequencyHz: 220, amplitude: 0.4)
+            defer { tone.stop() }
+            var configuration = LiveConfiguration()
+            configuration.serverName = server.name
+            configuration.connections = .ports([tone.outputPortName])
+            CallbackTimings.count.store(0, ordering: .relaxed)
+            let client = try LiveClient(configuration: configuration, processCallback: timedProcess)
+            var loads: [Double] = []
+            var frame = AnalysisFrame()
+            let deadline = Date().addingTimeInterval(seconds)
+            // Skip the first second (FFTW and caches warming up).
+            usleep(1_000_000)
+            let first = CallbackTimings.count.load(ordering: .acquiring)
+            while Date() < deadline {
+                usleep(500_000)
+                while client.popFrame(into: &frame) {}
+                loads.append(client.status().dspLoadPercent)
+            }
+            let status = client.status()
+            client.stop()
+            let last = CallbackTimings.count.load(ordering: .acquiring)
+            let durations = Statistics(samples: (first..<last).map { Double(CallbackTimings.durations[$0]) / 1000 })
+            let periodMicroseconds = Double(period) / 48_000 * 1_000_000
+            rows.append("| \(period) frames (\(format(periodMicroseconds / 1000, 2)) ms) | \(durations.samples.count) | \(format(durations.mean)) | \(format(durations.percentile(0.99))) | \(format(durations.maximum)) | \(format(100 * durations.mean / periodMicroseconds, 3)) % | \(format(100 * durations.maximum / periodMicroseconds, 1)) % | \(format(Statistics(samples: loads).mean, 2)) % | \(status.xruns) |")
+        }
+        return rows.joined(separator: "\n")
+    }
+}
+
+/// Audio in → OSC out: a tone burst starts in the tone client (its first sample's JACK time is
+/// recorded there); the analysis runs in the JACK callback, the publisher sends, and a liblo
+/// receiver in this process notes the JACK time when the first bundle with the burst's level
+/// arrives. Repeated bursts, 48 kHz.
+enum Latency {
+    static func table(period: Int, bursts: Int) throws -> String {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: period)
+        defer { server.stop() }
+        let tone = try ToneClient(serverName: server.name, frequencyHz: 1_000, amplitude: 0)
+        defer { tone.stop() }
+        var configuration = LiveConfiguration()
+        configuration.serverName = server.name
+        configuration.connections = .ports([tone.outputPortName])
+        let client = try LiveClient(configuration: configuration)
+        defer { client.stop() }
+        let receiver = OSCReceiver()
+        let publisher = try OSCPublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: client.frames,
+                                         captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() })
+        try publisher.start()
+        defer { publisher.stop() }
+        var latencies: [Double] = []
+        for _ in 0..<bursts {
+            tone.amplitude = 0
+            usleep(300_000) // the 42.7 ms level window empties
+            receiver.drain(seconds: 0.01)
+            let seen = receiver.bundles.count
+            tone.amplitude = 0.5
+            var arrival: UInt64 = 0
+            let deadline = Date().addingTimeInterval(1)
+            while arrival == 0, Date() < deadline {
+                receiver.receive(timeoutSeconds: 0.001) { false }
+                if receiver.bundles.dropFirst(seen).contains(where: { ($0.message("/spectrum/level/db")?.floats.first ?? -120) > -80 }) {
+                    arrival = LiveClient.currentTimeMicroseconds()
+                }
+            }
+            let start = tone.burstStartMicroseconds
+            if arrival > start, start > 0 { latencies.append(Double(arrival - start) / 1000) }
+        }
+        let statistics = Statistics(samples: latencies)
+        let hopMilliseconds = 800.0 / 48
+        let bound = hopMilliseconds + Double(period) / 48 + 2
+        return """
+            | period | bursts | median ms | p90 ms | max ms | target: hop + period + 2 ms |
+            | --- | --- | --- | --- | --- | --- |
+            | \(period) frames | \(latencies.count) | \(format(statistics.percentile(0.5))) | \(format(statistics.percentile(0.9))) | \(format(statistics.maximum)) | \(format(bound)) ms |
+            """
+    }
+}
