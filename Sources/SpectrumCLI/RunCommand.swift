@@ -20,7 +20,8 @@ struct RunCommand: ParsableCommand {
 
             Examples:
               spectrum run --osc 127.0.0.1:9000
-              spectrum run --name kick --prefix /kick --connect system:capture_1 --osc 192.168.1.20:7700
+              spectrum run --name kick --prefix /kick --connect system:capture_1 \\
+                --osc 192.168.1.20:7700
               spectrum run --osc 239.0.0.1:9000 --osc-interface eth0 --preset stage
             """
     )

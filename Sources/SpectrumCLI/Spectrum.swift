@@ -7,9 +7,10 @@ struct Spectrum: ParsableCommand {
         commandName: "spectrum",
         abstract: "Real-time audio analyser for JACK: spectrum, level and pitch, sent over OSC.",
         discussion: """
-            Live:     spectrum run --osc 127.0.0.1:9000          (analyse JACK input, send OSC)
-            Tuner:    spectrum tune                              (full-screen tuner)
-            Offline:  spectrum analyze song.wav > frames.jsonl   (the same analysis, from a file)
+            Examples:
+              spectrum run --osc 127.0.0.1:9000          analyse JACK input, send OSC
+              spectrum tune                              full-screen tuner
+              spectrum analyze song.wav > frames.jsonl   the same analysis, offline
             """,
         subcommands: [RunCommand.self, TuneCommand.self, AnalyzeCommand.self, OscSpecCommand.self]
     )
