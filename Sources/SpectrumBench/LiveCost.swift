@@ -28,6 +28,28 @@ func timedProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) ->
     return result
 }
 
+/// A private jackd (dummy driver, 48 kHz), our tone client, and a `LiveClient` fed by it.
+struct LiveRig {
+    let server: PrivateJackServer
+    let tone: ToneClient
+    let client: LiveClient
+
+    init(periodFrames: Int, toneHz: Double, amplitude: Double, processCallback: @escaping LiveProcessCallback = spectrumLiveProcess) throws {
+        server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: periodFrames)
+        tone = try ToneClient(serverName: server.name, frequencyHz: toneHz, amplitude: amplitude)
+        var configuration = LiveConfiguration()
+        configuration.serverName = server.name
+        configuration.connections = .ports([tone.outputPortName])
+        client = try LiveClient(configuration: configuration, processCallback: processCallback)
+    }
+
+    func stop() {
+        client.stop()
+        tone.stop()
+        server.stop()
+    }
+}
+
 /// The process callback under a real jackd (dummy driver, 48 kHz) at several periods, with a
 /// 220 Hz tone playing in (so every analysis, the tuner included, does its full work).
 enum LiveCost {
@@ -35,15 +57,10 @@ enum LiveCost {
         var rows = ["| period | callbacks | mean µs | p99 µs | max µs | mean, % of one core | max, % of the period | JACK DSP load (mean of 0.5 s samples) | xruns |",
                     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for period in [64, 256, 1024] {
-            let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: period)
-            defer { server.stop() }
-            let tone = try ToneClient(serverName: server.name, frequencyHz: 220, amplitude: 0.4)
-            defer { tone.stop() }
-            var configuration = LiveConfiguration()
-            configuration.serverName = server.name
-            configuration.connections = .ports([tone.outputPortName])
             CallbackTimings.count.store(0, ordering: .relaxed)
-            let client = try LiveClient(configuration: configuration, processCallback: timedProcess)
+            let rig = try LiveRig(periodFrames: period, toneHz: 220, amplitude: 0.4, processCallback: timedProcess)
+            defer { rig.stop() }
+            let client = rig.client
             var loads: [Double] = []
             var frame = AnalysisFrame()
             let deadline = Date().addingTimeInterval(seconds)
@@ -72,15 +89,9 @@ enum LiveCost {
 /// arrives. Repeated bursts, 48 kHz.
 enum Latency {
     static func table(period: Int, bursts: Int) throws -> String {
-        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: period)
-        defer { server.stop() }
-        let tone = try ToneClient(serverName: server.name, frequencyHz: 1_000, amplitude: 0)
-        defer { tone.stop() }
-        var configuration = LiveConfiguration()
-        configuration.serverName = server.name
-        configuration.connections = .ports([tone.outputPortName])
-        let client = try LiveClient(configuration: configuration)
-        defer { client.stop() }
+        let rig = try LiveRig(periodFrames: period, toneHz: 1_000, amplitude: 0)
+        defer { rig.stop() }
+        let client = rig.client, tone = rig.tone
         let receiver = OSCReceiver()
         let publisher = try OSCPublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: client.frames,
                                          captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() })
