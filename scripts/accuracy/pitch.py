@@ -50,6 +50,7 @@ INSTRUMENTS = [
     ("voice oohs", 53, 45, 79, 3),
     ("church organ", 19, 28, 96, 4),    # E1 .. C7
 ]
+SYNTHETIC = "synthetic (control)"
 QUICK_INSTRUMENTS = ("electric bass", "nylon guitar", "violin", "flute", "alto sax")
 SUSTAINED_DETUNE = (0, 7, -23, 0, -7, 23)  # cents, cycled over the notes of a sustained file
 MELODY_DETUNE = (7, -7, 23, -23)
@@ -76,6 +77,28 @@ def sustained_song(program, low, high, step):
     return song, notes, t + 0.8
 
 
+def synthetic_tones(low=28, high=96, step=4):
+    """Control set with exact truth: harmonic tones (8 partials, amplitude 1/k, random phases,
+    10 ms attack, 30 ms release) on the sustained-note timing and detune cycle."""
+    rng = np.random.default_rng(4)
+    keys = list(range(low, high + 1, step))
+    duration = 0.5 + 1.6 * len(keys) + 0.8
+    x = np.zeros(int(duration * SR))
+    notes, t = [], 0.5
+    for index, key in enumerate(keys):
+        detune = float(SUSTAINED_DETUNE[index % len(SUSTAINED_DETUNE)])
+        hz = key_hz(key, detune)
+        a, b = int(round(t * SR)), int(round((t + 1.2) * SR))
+        n = np.arange(b - a) / SR
+        tone = sum(np.sin(2 * np.pi * k * hz * n + rng.uniform(0, 2 * np.pi)) / k
+                   for k in range(1, 9) if k * hz < 0.45 * SR)
+        envelope = np.minimum(1.0, np.minimum(n / 0.010, (n[-1] - n) / 0.030 + 1e-9))
+        x[a:b] += tone * envelope
+        notes.append({"on": a / SR, "off": b / SR, "key": key, "cents": detune, "hz": hz})
+        t += 1.6
+    return notes, duration, x
+
+
 def melody_song(program, low, high, seed, detuned):
     rng = random.Random(seed)
     song = Song(960).tempo(0.0, 120)
@@ -99,7 +122,7 @@ def melody_song(program, low, high, seed, detuned):
 def measure_f0(x, on, off, nominal_hz):
     """Independent measurement of the sample's real pitch over a note's scored part:
     Hann-windowed, zero-padded FFT, parabolic interpolation on the log magnitude of the lowest
-    harmonic within 20 dB of the strongest of the first six, divided by its number. Used only to
+    harmonics within 20 dB of the strongest of the first six, each divided by its number, median. Used only to
     report the soundfont's own tuning; scores are against the labels."""
     a, b = int((on + 0.08) * SR), int((off - OFFSET_GUARD) * SR)
     if b - a < int(0.1 * SR):
@@ -122,10 +145,8 @@ def measure_f0(x, on, off, nominal_hz):
         offset = 0.5 * (y0 - y2) / (y0 - 2 * y1 + y2)
         peaks.append((harmonic, (k + offset) * SR / size / harmonic, magnitude[k]))
     strongest = max(p[2] for p in peaks)
-    for harmonic, f0, amplitude in peaks:
-        if amplitude >= strongest * 0.1:
-            return f0
-    return None
+    estimates = [f0 for _h, f0, amplitude in peaks if f0 and amplitude >= strongest * 0.1]
+    return float(np.median(estimates)) if estimates else None
 
 
 def build_corpus(work, quick, jobs):
@@ -140,12 +161,18 @@ def build_corpus(work, quick, jobs):
             song, notes, duration = melody_song(program, low, high, seed=1000 + 10 * index + m, detuned=m == 1)
             plans.append((f"{slug}-melody{m}", name, "melody", song, notes, duration))
 
+    notes, duration, synthetic = synthetic_tones(step=4 if not quick else 8)
+    plans.append(("synthetic-sustained", SYNTHETIC, "sustained", None, notes, duration))
+
     def render(plan):
         base, name, kind, song, notes, duration = plan
         mid, wav = os.path.join(work, base + ".mid"), os.path.join(work, base + ".wav")
-        song.save(mid)
-        corpus.render_midi(mid, wav)
-        x = corpus.read_wav(wav)
+        if song is None:
+            x = synthetic
+        else:
+            song.save(mid)
+            corpus.render_midi(mid, wav)
+            x = corpus.read_wav(wav)
         x = corpus.normalise(x[: int(duration * SR)], -3.0)
         corpus.write_wav(wav, x)
         for note in notes:
@@ -343,17 +370,19 @@ def report(entries, tools, command, elapsed, quick):
     names = list(tools)
     S, A = names
     res = tools
-    clean = lambda e: e["condition"] == "clean"  # noqa: E731
-    clean_sustained = lambda e: e["condition"] == "clean" and e["kind"] == "sustained"  # noqa: E731
+    real = lambda e: e["instrument"] != SYNTHETIC  # noqa: E731
+    clean = lambda e: e["condition"] == "clean" and real(e)  # noqa: E731
+    clean_sustained = lambda e: clean(e) and e["kind"] == "sustained"  # noqa: E731
+    synthetic = {t: metrics(res[t], entries, lambda e: e["condition"] == "clean" and not real(e)) for t in names}
     m = {t: metrics(res[t], entries, clean) for t in names}
     ms_ = {t: metrics(res[t], entries, clean_sustained) for t in names}
-    m20 = {t: metrics(res[t], entries, lambda e: e["condition"].endswith(" 20 dB")) for t in names}
+    m20 = {t: metrics(res[t], entries, lambda e: real(e) and e["condition"].endswith(" 20 dB")) for t in names}
     nn = {t: no_note_rate(res[t], entries, lambda e: e["condition"] == "noise") for t in names}
     ns = {t: no_note_rate(res[t], entries, lambda e: e["condition"] == "silence") for t in names}
     lines = []
     add = lines.append
     labelled = [e for e in entries if e["notes"]]
-    clean_files = [e for e in labelled if clean(e)]
+    clean_files = [e for e in labelled if e["condition"] == "clean"]
     add(f"Generated by `scripts/accuracy-pitch` on {datetime.date.today().isoformat()}"
         f"{' (**--quick subset**)' if quick else ''}; run time {elapsed / 60:.1f} min.")
     add("")
@@ -380,13 +409,13 @@ def report(entries, tools, command, elapsed, quick):
     add("")
     add("| instrument | GM program | range | files | notes | voiced frames (clean) |")
     add("| --- | --- | --- | --- | --- | --- |")
-    for name, program, low, high, _ in INSTRUMENTS:
+    for name, program, low, high, _ in INSTRUMENTS + [(SYNTHETIC, -1, 28, 96, 4)]:
         chosen = [e for e in clean_files if e["instrument"] == name]
         if not chosen:
             continue
         allfiles = [e for e in labelled if e["instrument"] == name]
-        voiced = metrics(res[S], entries, lambda e, n=name: clean(e) and e["instrument"] == n)["voiced"]
-        add(f"| {name} | {program + 1} | {note_name(low)} {key_hz(low):.1f} Hz – {note_name(high)} {key_hz(high):.0f} Hz "
+        voiced = metrics(res[S], entries, lambda e, n=name: e["condition"] == "clean" and e["instrument"] == n)["voiced"]
+        add(f"| {name} | {program + 1 if program >= 0 else '–'} | {note_name(low)} {key_hz(low):.1f} Hz – {note_name(high)} {key_hz(high):.0f} Hz "
             f"| {len(allfiles)} | {sum(len(e['notes']) for e in chosen)} | {voiced} |")
     add("")
     add("### Scoring rules")
@@ -403,7 +432,7 @@ def report(entries, tools, command, elapsed, quick):
     add("- \"vs measured\": the same median against the pitch measured from the rendered sample itself (long FFT, see "
         "*Soundfont tuning*), not against our detector.")
     add("")
-    add("### Main results (clean files; targets from product.md)")
+    add("### Main results (clean files of the sampled instruments; targets from product.md)")
     add("")
     add(f"| metric | Spectrum | aubio yinfft | target | Spectrum meets target |")
     add("| --- | --- | --- | --- | --- |")
@@ -434,6 +463,12 @@ def report(entries, tools, command, elapsed, quick):
     row("notes > 100 Hz never locked", f"{m[S]['never_locked_high']}", f"{m[A]['never_locked_high']}")
     row(f"lock time, all notes, median / p90 ({m[S]['notes']} notes)",
         f"{ms(m[S]['lock_median'])} / {ms(m[S]['lock_p90'])}", f"{ms(m[A]['lock_median'])} / {ms(m[A]['lock_p90'])}")
+    row("synthetic control (exact truth), sustained E1–C7: median \\|error\\|", fmt(synthetic[S]["median"], 2, " ¢"),
+        fmt(synthetic[A]["median"], 2, " ¢"), "≤ 1 cent", synthetic[S]["median"] is not None and synthetic[S]["median"] <= 1)
+    row("synthetic control: octave errors / recall", f"{fmt(synthetic[S]['octave'], 2, ' %')} / {fmt(synthetic[S]['recall'], 1, ' %')}",
+        f"{fmt(synthetic[A]['octave'], 2, ' %')} / {fmt(synthetic[A]['recall'], 1, ' %')}")
+    row("synthetic control: lock > 100 Hz, median / p90", f"{ms(synthetic[S]['lock_high_median'])} / {ms(synthetic[S]['lock_high_p90'])}",
+        f"{ms(synthetic[A]['lock_high_median'])} / {ms(synthetic[A]['lock_high_p90'])}")
     add("")
     add("Cells read Spectrum / aubio in the tables below.")
     add("")
@@ -441,8 +476,8 @@ def report(entries, tools, command, elapsed, quick):
     add("")
     add("| instrument | median \\|err\\| ¢ | vs measured ¢ | ≤ 5 ¢ % | ≤ 10 ¢ % | octave % | recall % | lock > 100 Hz median | lock > 100 Hz p90 |")
     add("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, *_ in INSTRUMENTS:
-        sel = lambda e, n=name: clean(e) and e["instrument"] == n  # noqa: E731
+    for name in [i[0] for i in INSTRUMENTS] + [SYNTHETIC]:
+        sel = lambda e, n=name: e["condition"] == "clean" and e["instrument"] == n  # noqa: E731
         if not any(sel(e) for e in entries):
             continue
         p = {t: metrics(res[t], entries, sel) for t in names}
@@ -451,14 +486,14 @@ def report(entries, tools, command, elapsed, quick):
             f"{ms(p[S]['lock_high_median'])} / {ms(p[A]['lock_high_median'])} | "
             f"{ms(p[S]['lock_high_p90'])} / {ms(p[A]['lock_high_p90'])} |")
     add("")
-    add("### By noise (all instruments)")
+    add("### By noise (sampled instruments, sustained notes and melodies)")
     add("")
     add("| condition | median \\|err\\| ¢ | ≤ 10 ¢ % | octave % | recall % | lock > 100 Hz median | lock > 100 Hz p90 |")
     add("| --- | --- | --- | --- | --- | --- | --- |")
     conditions = ["clean"] + sorted({e["condition"] for e in labelled} - {"clean"},
                                     key=lambda c: (-int(c.split()[1]), c))
     for condition in conditions:
-        sel = lambda e, c=condition: e["condition"] == c  # noqa: E731
+        sel = lambda e, c=condition: real(e) and e["condition"] == c  # noqa: E731
         p = {t: metrics(res[t], entries, sel) for t in names}
         add(f"| {condition} | {pair(p, 'median', 2)} | {pair(p, 'within10')} | {pair(p, 'octave', 2)} | "
             f"{pair(p, 'recall')} | {ms(p[S]['lock_high_median'])} / {ms(p[A]['lock_high_median'])} | "
@@ -474,13 +509,13 @@ def report(entries, tools, command, elapsed, quick):
     add("### Soundfont tuning")
     add("")
     add("Each clean note's real pitch, measured from the rendered audio over its scored part (Hann window, FFT "
-        "zero-padded ×8, parabolic peak on the lowest strong harmonic), against its label. FluidSynth computes "
+        "zero-padded ×8, parabolic peaks of the harmonics within 20 dB of the strongest of the first six, median of f_k/k), against its label. FluidSynth computes "
         "pitch in whole cents and FluidR3's samples carry their own tuning, so these are what the labels cannot "
         "know. Labels are **not** corrected; the table shows how far a perfect tuner would read from them.")
     add("")
     add("| instrument | notes measured | median offset ¢ | median \\|offset\\| ¢ | largest \\|offset\\| ¢ (note) |")
     add("| --- | --- | --- | --- | --- |")
-    for name, *_ in INSTRUMENTS:
+    for name in [i[0] for i in INSTRUMENTS] + [SYNTHETIC]:
         notes = [n for e in clean_files if e["instrument"] == name for n in e["notes"] if n.get("measured_hz")]
         if not notes:
             continue
