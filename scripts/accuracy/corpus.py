@@ -19,12 +19,12 @@ SOUNDFONT = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
 
 def render_midi(midi_path, wav_path, soundfont=SOUNDFONT, sample_rate=SAMPLE_RATE, gain=0.5):
     """Renders `midi_path` with FluidSynth (reverb and chorus off, so a note's label is the
-    whole truth), then mixes to mono with sox."""
+    whole truth), then mixes to mono with sox (no dither, so renders are bit-identical run to run)."""
     stereo = wav_path + ".stereo.wav"
     subprocess.run(["fluidsynth", "-ni", "-q", "-R", "0", "-C", "0", "-g", str(gain),
                     "-r", str(sample_rate), "-F", stereo, soundfont, midi_path],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    subprocess.run(["sox", "-q", stereo, "-c", "1", "-b", "16", wav_path], check=True)
+    subprocess.run(["sox", "-q", "-D", stereo, "-c", "1", "-b", "16", wav_path], check=True)
     os.remove(stereo)
 
 
