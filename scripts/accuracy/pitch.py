@@ -513,8 +513,9 @@ def report(entries, tools, command, elapsed, quick):
     add("### Soundfont tuning")
     add("")
     add("Each clean note's real pitch, measured from the rendered audio over its scored part (Hann window, FFT "
-        "zero-padded ×8, parabolic peaks of the harmonics within 20 dB of the strongest of the first six, median of f_k/k), against its label. FluidSynth computes "
-        "pitch in whole cents and FluidR3's samples carry their own tuning, so these are what the labels cannot "
+        "zero-padded ×8, parabolic peaks of the harmonics within 20 dB of the strongest of the first six, median of f_k/k), against its label. FluidSynth seems to "
+        "round pitch to whole cents (in a check, a +23 cent bend measured +22.0 cents on organ, flute and violin) "
+        "and FluidR3's samples carry their own tuning, so these are what the labels cannot "
         "know. Labels are **not** corrected; the table shows how far a perfect tuner would read from them. "
         "Not visible here: FluidR3's church organ registration adds a quint (partials at 3/2·f, so the waveform's "
         "period is 2/f, an octave below the note), piano partials are stretched (inharmonic), and the choir "
