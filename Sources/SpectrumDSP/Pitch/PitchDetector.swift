@@ -47,11 +47,6 @@ struct PitchDetector: ~Copyable {
 
     /// Relative height a later maximum must reach against the highest one to be chosen first.
     static let keyMaximumRatio: Float = 0.9
-    /// How much more periodic (in r) the signal must be at twice the chosen period for the
-    /// longer period to win: a low guitar string whose fundamental is 25 dB under its second
-    /// harmonic repeats at half its period almost as well as at its period (r ≈ 0.994 vs
-    /// 0.999); a tone that truly repeats at the shorter period is no more periodic at twice it.
-    static let subharmonicMargin: Float = 0.002
     /// Periods of the lowest note in the window: the longest lag still correlates over 1.2.
     static let windowPeriods = 2.2
 
@@ -147,35 +142,14 @@ struct PitchDetector: ~Copyable {
             if value < 0 { dipped = true }
             guard dipped, lag >= minimumLag, value >= required,
                   value >= signedSquares[lag - 1], value > signedSquares[lag + 1] else { continue }
-            // 6) Parabolic interpolation through r at the peak and its neighbours, then the
-            //    sub-harmonic check: the true period may be twice this one (weak fundamental).
-            var peak = interpolatedPeak(at: lag)
-            if let longer = subharmonicPeak(of: lag), longer.height > peak.height + Self.subharmonicMargin {
-                peak = longer
-            }
-            return RawPitch(frequencyHz: sampleRateHz / peak.periodFrames, confidence: min(peak.height, 1))
+            // 6) Parabolic interpolation through r at the peak and its neighbours.
+            let before = correlation(lag - 1), peak = correlation(lag), after = correlation(lag + 1)
+            let curvature = before - 2 * peak + after
+            let offset = curvature < 0 ? 0.5 * (before - after) / curvature : 0
+            let top = peak - 0.25 * (before - after) * offset
+            return RawPitch(frequencyHz: sampleRateHz / (Float(lag) + offset), confidence: min(top, 1))
         }
         return .unvoiced
-    }
-
-    /// The maximum of the parabola through r at `lag − 1`, `lag`, `lag + 1`.
-    @_noLocks
-    private func interpolatedPeak(at lag: Int) -> (periodFrames: Float, height: Float) {
-        let before = correlation(lag - 1), peak = correlation(lag), after = correlation(lag + 1)
-        let curvature = before - 2 * peak + after
-        let offset = curvature < 0 ? 0.5 * (before - after) / curvature : 0
-        return (Float(lag) + offset, peak - 0.25 * (before - after) * offset)
-    }
-
-    /// The interpolated local maximum within two lags of twice `lag`, if there is one.
-    @_noLocks
-    private func subharmonicPeak(of lag: Int) -> (periodFrames: Float, height: Float)? {
-        let centre = 2 * lag
-        guard centre + 3 <= maximumLag else { return nil }
-        var best = centre - 2
-        for candidate in (centre - 2)...(centre + 2) where signedSquares[candidate] > signedSquares[best] { best = candidate }
-        guard signedSquares[best] >= signedSquares[best - 1], signedSquares[best] > signedSquares[best + 1] else { return nil }
-        return interpolatedPeak(at: best)
     }
 
     @_noLocks
