@@ -57,6 +57,21 @@ func hopCost(sampleRateHz: Double, hops: Int) throws -> HopCost {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "acf" {
+    let bpm = Double(arguments[arguments.startIndex + 1])!
+    let signal = TestSignals.rhythm(.syncopated, segments: [(bpm, 8)], sampleRateHz: 48_000)
+    var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000)
+    let frames = OfflineDriver.frames(&analyzer, signal: signal.samples)
+    print(analyzer.tempoAutocorrelation.enumerated().map { String(format: "%d:%.2f", $0.offset, $0.element) }.joined(separator: " "))
+    print(frames.filter { $0.onset.isOnset }.map { String(format: "%.3f/%.2f", $0.onset.timeFrames / 48000, $0.onset.strength) }.joined(separator: " "))
+    exit(0)
+}
+if arguments.first == "rhythm" {
+    let rates = arguments.count > 1 ? [Double(arguments[arguments.startIndex + 1])!] : [48_000.0]
+    try rhythmDiagnostics(sampleRates: rates, tempos: [70, 100, 120, 128, 140, 174],
+                          patterns: [.clicks, .rock, .fourOnTheFloor, .syncopated], seconds: 10)
+    exit(0)
+}
 let hops = arguments.first.flatMap(Int.init) ?? 100_000
 for sampleRateHz in [44_100.0, 48_000, 96_000] {
     let cost = try hopCost(sampleRateHz: sampleRateHz, hops: hops)

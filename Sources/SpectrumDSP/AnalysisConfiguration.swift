@@ -14,6 +14,7 @@ public struct AnalysisConfiguration: Sendable, Equatable {
     public var ballistics = BallisticsConfiguration()
     public var level = LevelConfiguration()
     public var pitch = PitchConfiguration()
+    public var rhythm = RhythmConfiguration()
 
     public init() {}
 }
@@ -98,6 +99,37 @@ public struct PitchConfiguration: Sendable, Equatable {
     public var percussiveDecayDecibels: Double = 2
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
+
+    public init() {}
+}
+
+/// Onsets, tempo and beats (seed 000's beat section, plus beat phase and triggers). Every
+/// value is in seconds, milliseconds, Hz or BPM and converted with the real sample rate and hop.
+public struct RhythmConfiguration: Sendable, Equatable {
+    public var enabled: Bool = true
+    /// Onset threshold: the onset signal must exceed mean + k·σ of its recent history (k).
+    public var onsetThresholdDeviations: Double = 1.5
+    /// Time constant of the running mean and σ behind the onset threshold (seed: ~10 s).
+    public var onsetStatisticsSeconds: Double = 10
+    /// Shortest time between two onsets (seed: 100 ms, i.e. 600 onsets per minute).
+    public var onsetMinimumGapMilliseconds: Double = 100
+    /// Slowest and fastest tempo ever reported.
+    public var minimumBpm: Double = 60
+    public var maximumBpm: Double = 180
+    /// Where a tempo is preferred when it and its double (or half) are about equally supported
+    /// by the autocorrelation. Must overlap the BPM range.
+    public var preferredMinimumBpm: Double = 80
+    public var preferredMaximumBpm: Double = 180
+    /// Minimum normalised autocorrelation at the beat period for a tempo estimate (0..1).
+    public var minimumConfidence: Double = 0.3
+    /// Memory of the running autocorrelation (time constant): longer is steadier, shorter follows
+    /// tempo changes sooner.
+    public var tempoMemorySeconds: Double = 3
+    /// Beats per bar for the beat-in-bar counter (4/4 by default).
+    public var beatsPerBar: Int = 4
+    /// Beat events (and the beat phase) are reported this much before the predicted beat, so
+    /// that lights driven by them land on the audible beat. 0 to 500 ms.
+    public var leadMilliseconds: Double = 0
 
     public init() {}
 }

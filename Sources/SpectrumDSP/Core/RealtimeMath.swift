@@ -55,3 +55,16 @@ func realtimeDotProduct(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, co
     }
     return sum
 }
+
+@inline(__always) @_noLocks
+func realtimeFloor(_ value: Double) -> Double { _unsafePerformance { floor(value) } }
+
+/// Nearest integer, halves away from zero (as `rounded()`).
+@inline(__always) @_noLocks
+func realtimeRound(_ value: Double) -> Double { _unsafePerformance { round(value) } }
+
+@inline(__always) @_noLocks
+func realtimeExp(_ value: Double) -> Double { _unsafePerformance { exp(value) } }
+
+@inline(__always) @_noLocks
+func realtimeLog1p(_ value: Float) -> Float { _unsafePerformance { log1pf(value) } }
