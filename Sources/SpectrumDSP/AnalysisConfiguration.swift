@@ -121,7 +121,7 @@ public struct RhythmConfiguration: Sendable, Equatable {
     public var preferredMinimumBpm: Double = 80
     public var preferredMaximumBpm: Double = 180
     /// Minimum normalised autocorrelation at the beat period for a tempo estimate (0..1).
-    public var minimumConfidence: Double = 0.3
+    public var minimumConfidence: Double = 0.25
     /// Memory of the running autocorrelation (time constant): longer is steadier, shorter follows
     /// tempo changes sooner.
     public var tempoMemorySeconds: Double = 3

@@ -7,6 +7,12 @@ public struct RhythmSignal: Sendable {
     public var beatTimesSeconds: [Double]
     public var sampleRateHz: Double
 
+    public init(samples: [Float], beatTimesSeconds: [Double], sampleRateHz: Double) {
+        self.samples = samples
+        self.beatTimesSeconds = beatTimesSeconds
+        self.sampleRateHz = sampleRateHz
+    }
+
     /// The true beat nearest to `seconds`, and the distance to it in seconds.
     public func nearestBeat(toSeconds seconds: Double) -> (index: Int, errorSeconds: Double) {
         var best = 0
@@ -25,7 +31,7 @@ public enum DrumVoice: Sendable {
     case kick
     /// Snare: 180 Hz body (40 ms) and noise (60 ms).
     case snare
-    /// Closed hi-hat: differentiated (high-passed) noise, 25 ms decay, about 12 dB below the snare.
+    /// Closed hi-hat: noise high-passed at 7 kHz (12 dB/octave), 25 ms decay.
     case hat
 }
 
@@ -100,7 +106,10 @@ extension TestSignals {
     }
 
     static func voice(_ voice: DrumVoice, sampleRateHz: Double, using generator: inout SeededGenerator) -> [Float] {
-        func noise() -> Double { Double.random(in: -1...1, using: &generator) }
+        // White noise with the same power per Hz at every sample rate (as at 48 kHz), so that a
+        // voice sounds the same at 44.1, 48 and 96 kHz.
+        let noiseScale = (sampleRateHz / 48_000).squareRoot()
+        func noise() -> Double { noiseScale * Double.random(in: -1...1, using: &generator) }
         switch voice {
         case .click:
             return (0..<Int(0.002 * sampleRateHz)).map { Float(0.8 * exp(-Double($0) / sampleRateHz / 0.0005) * noise()) }
@@ -117,12 +126,19 @@ extension TestSignals {
                 return Float(0.4 * exp(-time / 0.04) * sin(2 * .pi * 180 * time) + 0.5 * exp(-time / 0.06) * noise())
             }
         case .hat:
-            var previous = 0.0
+            // Two one-pole high-passes at 7 kHz (12 dB/octave below; sample-rate independent):
+            // a closed hat's energy lies mostly above 6 kHz.
+            let pole = exp(-2 * .pi * 7_000 / sampleRateHz)
+            var input1 = 0.0, output1 = 0.0, output2 = 0.0
             return (0..<Int(0.12 * sampleRateHz)).map { index in
                 let time = Double(index) / sampleRateHz
                 let white = noise()
-                defer { previous = white }
-                return Float(0.12 * exp(-time / 0.025) * (white - previous))
+                let first = pole * (output1 + white - input1)
+                let second = pole * (output2 + first - output1)
+                input1 = white
+                output1 = first
+                output2 = second
+                return Float(0.3 * exp(-time / 0.025) * second)
             }
         }
     }

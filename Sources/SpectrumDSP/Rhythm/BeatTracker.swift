@@ -46,7 +46,7 @@ struct BeatTracker {
     static var periodFreedom: Double { 0.05 }
     static var phaseSearchSeconds: Double { 4.0 }
     static var fitSeconds: Double { 8.0 }
-    static var fitMemorySeconds: Double { 3.0 }
+    static var fitMemorySeconds: Double { 1.5 }
 
     init(configuration: RhythmConfiguration, sampleRateHz: Double) {
         self.sampleRateHz = sampleRateHz
@@ -78,6 +78,8 @@ struct BeatTracker {
             return (0, 0, .none)
         }
         let agreedPeriod = 60 / Double(agreedBpm) * sampleRateHz
+        // The grid's period may wander only so far from the agreed tempo (checked at each refit).
+        seedPeriodFrames = agreedPeriod
         if !isLocked || generation != seenGeneration
             || abs(periodFrames - agreedPeriod) > Self.reseedTolerance * agreedPeriod {
             seed(periodFrames: agreedPeriod, now: now)

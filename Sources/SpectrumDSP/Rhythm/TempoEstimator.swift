@@ -24,6 +24,10 @@ struct TempoEstimator: ~Copyable {
     private let preferredMaximumLag: Double
     private let minimumConfidence: Float
     private let step: Float
+    /// Normaliser a lag reaches after `warmUpSeconds` of products: lags below it are not read
+    /// (their few first products, e.g. with the loud start of a signal, would count as a whole
+    /// average).
+    private let minimumWeight: Float
     private let estimateIntervalHops: Int
     /// Detrended onset signal, power-of-two ring (newest at writeIndex − 1).
     private let detrended: RealtimeBuffer
@@ -85,6 +89,7 @@ struct TempoEstimator: ~Copyable {
         lagCount = Int((Double(Self.combMultiples) * maximumLag).rounded(.up)) + 3
         minimumConfidence = Float(configuration.minimumConfidence)
         step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
+        minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
         var size = 1
         while size < lagCount { size <<= 1 }
@@ -141,7 +146,7 @@ struct TempoEstimator: ~Copyable {
     @inline(__always) @_noLocks
     private func normalised(_ lag: Int) -> Float {
         let zero = correlation[0] / max(weight[0], 1e-9)
-        guard zero > 0, lag >= 0, lag < lagCount, weight[lag] > 0 else { return 0 }
+        guard zero > 0, lag >= 0, lag < lagCount, weight[lag] >= minimumWeight else { return 0 }
         return correlation[lag] / weight[lag] / zero
     }
 
@@ -151,7 +156,7 @@ struct TempoEstimator: ~Copyable {
     private func normalised(at lag: Float) -> Float {
         guard lag >= 0 else { return 0 }
         let lower = Int(lag)
-        guard lower + 1 < lagCount, weight[lower + 1] > 0 else { return 0 }
+        guard lower + 1 < lagCount, weight[lower + 1] >= minimumWeight else { return 0 }
         let fraction = lag - Float(lower)
         return normalised(lower) * (1 - fraction) + normalised(lower + 1) * fraction
     }
@@ -165,7 +170,7 @@ struct TempoEstimator: ~Copyable {
         var count: Float = 0
         for multiple in 1...Self.combMultiples {
             let position = lag * Float(multiple)
-            guard Int(position) + 1 < lagCount, weight[Int(position) + 1] > 0 else { break }
+            guard Int(position) + 1 < lagCount, weight[Int(position) + 1] >= minimumWeight else { break }
             sum += normalised(at: position)
             count += 1
         }
@@ -187,8 +192,8 @@ struct TempoEstimator: ~Copyable {
     @_noLocks
     private mutating func estimateBpm() -> Float {
         confidence = 0
-        guard Double(hopsSinceRestart) >= Self.warmUpSeconds * frameRateHz,
-              Double(hopsOfSignal) >= maximumLag else { return 0 }
+        // Every period in the range needs a warm-up's worth of products (the first ~2 s).
+        guard weight[min(lagCount - 1, Int(maximumLag) + 1)] >= minimumWeight else { return 0 }
         // Silence gate: steady tones and silence have (nearly) no flux variance.
         let mean = fluxMean / max(fluxWeight, 1e-9)
         let variance = fluxMeanSquare / max(fluxWeight, 1e-9) - mean * mean
