@@ -68,7 +68,8 @@ struct TempoEstimator: ~Copyable {
     static var divergentEstimatesForReset: Int { 3 }
     /// Octave check: the faster of a tempo and its double wins when its autocorrelation peak is
     /// at least `strongRatio` of the slower one's; the slower wins below `weakRatio` (the seed's
-    /// 40 %); in between, the preferred range decides (and the faster wins if it cannot).
+    /// 40 %); in between, the octave already shown is kept (stickiness; down to half the weak
+    /// ratio), else the preferred range decides (and the faster wins if it cannot).
     static var strongRatio: Float { 0.75 }
     static var weakRatio: Float { 0.2 }
     /// Variance of the raw onset signal (nats²) below which there is no tempo: silence and
@@ -234,6 +235,13 @@ struct TempoEstimator: ~Copyable {
     @_noLocks
     private func prefersFaster(ratio: Float, fasterLag: Float, slowerLag: Float) -> Bool {
         if ratio >= Self.strongRatio { return true }
+        if ratio < Self.weakRatio * 0.5 { return false }
+        // Octave stickiness: between the clear cases, keep the octave already shown.
+        if agreedBpm > 0 {
+            let shownLag = Float(60 * frameRateHz) / agreedBpm
+            if abs(shownLag - slowerLag) <= 0.05 * slowerLag { return false }
+            if abs(shownLag - fasterLag) <= 0.05 * fasterLag { return true }
+        }
         if ratio < Self.weakRatio { return false }
         let fasterPreferred = Double(fasterLag) >= preferredMinimumLag && Double(fasterLag) <= preferredMaximumLag
         let slowerPreferred = Double(slowerLag) >= preferredMinimumLag && Double(slowerLag) <= preferredMaximumLag
