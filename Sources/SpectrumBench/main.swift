@@ -29,10 +29,16 @@ struct HopCost {
     var total: Statistics
 }
 
-func hopCost(sampleRateHz: Double, hops: Int) throws -> HopCost {
-    var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
-    let signal = TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.2)
-        .enumerated().map { $0.element + Float(0.3 * sin(2 * Double.pi * 220 * Double($0.offset) / sampleRateHz)) }
+func hopCost(sampleRateHz: Double, hops: Int, configuration: AnalysisConfiguration = AnalysisConfiguration(), signal given: [Float]? = nil) throws -> HopCost {
+    var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
+    let signal: [Float]
+    if let given {
+        signal = given
+    } else {
+        let noise = TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.2)
+        let tone = TestSignals.sine(frequencyHz: 220, sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.3)
+        signal = zip(noise, tone).map { $0 + $1 }
+    }
     let hop = analyzer.hopFrames
     var intake = [Double](), analysis = [Double](), total = [Double]()
     for var series in [intake, analysis, total] { series.reserveCapacity(hops) }
@@ -121,6 +127,49 @@ if arguments.first == "rhythm" {
     exit(0)
 }
 let hops = arguments.first.flatMap(Int.init) ?? 100_000
+if arguments.first == "rhythm-cost" {
+    // Cost of the rhythm stages (onsets, tempo, beats): a drum signal (rock pattern at 128 BPM
+    // over pink noise, 20 s, looped, so the tempo locks and beats fire) fed to two analysers, one
+    // with the rhythm stages and one without, hop by hop in turn (so machine noise hits both
+    // alike); the per-hop difference of their analysis times is the cost of the rhythm stages.
+    let count = arguments.count > 1 ? Int(arguments[arguments.startIndex + 1])! : 50_000
+    for sampleRateHz in [44_100.0, 48_000, 96_000] {
+        let drums = TestSignals.rhythm(.rock, segments: [(128, 20)], sampleRateHz: sampleRateHz, noiseAmplitude: 0.05).samples
+        var off = AnalysisConfiguration()
+        off.rhythm.enabled = false
+        var with = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        var without = try Analyzer(configuration: off, sampleRateHz: sampleRateHz)
+        let hop = with.hopFrames
+        var withTimes = [Double](), withoutTimes = [Double](), differences = [Double]()
+        drums.withUnsafeBufferPointer { samples in
+            var position = 0
+            for index in 0..<(count + 200) {
+                if position + hop > samples.count { position = 0 }
+                _ = with.consume(samples.baseAddress! + position, frameCount: hop - 1)
+                _ = without.consume(samples.baseAddress! + position, frameCount: hop - 1)
+                let start = nowNanoseconds()
+                _ = with.consume(samples.baseAddress! + position + hop - 1, frameCount: 1)
+                let middle = nowNanoseconds()
+                _ = without.consume(samples.baseAddress! + position + hop - 1, frameCount: 1)
+                let end = nowNanoseconds()
+                position += hop
+                guard index >= 200 else { continue }
+                withTimes.append(Double(middle - start) / 1000)
+                withoutTimes.append(Double(end - middle) / 1000)
+                differences.append(Double(middle - start) / 1000 - Double(end - middle) / 1000)
+            }
+        }
+        let hopMicroseconds = 1_000_000 / 60.0
+        for (part, values) in [("analysis with onsets, tempo, beats", withTimes), ("analysis without them", withoutTimes),
+                               ("difference per hop (the rhythm stages)", differences)] {
+            let statistics = Statistics(samples: values)
+            print(String(format: "| %.1f kHz | %@ | %d | %.2f | %.2f | %.2f | %.2f | %.3f %% |",
+                         sampleRateHz / 1000, part, count, statistics.mean, statistics.percentile(0.5), statistics.percentile(0.99),
+                         statistics.maximum, 100 * statistics.mean / hopMicroseconds))
+        }
+    }
+    exit(0)
+}
 for sampleRateHz in [44_100.0, 48_000, 96_000] {
     let cost = try hopCost(sampleRateHz: sampleRateHz, hops: hops)
     let hopMicroseconds = 1_000_000 / 60.0

@@ -29,7 +29,9 @@ struct TempoEstimator: ~Copyable {
     /// average).
     private let minimumWeight: Float
     private let estimateIntervalHops: Int
-    /// Detrended onset signal, power-of-two ring (newest at writeIndex − 1).
+    /// Detrended onset signal: a power-of-two ring stored twice over (each value at i and
+    /// i + size), so the newest `lagCount` values are always one contiguous run and the
+    /// per-lag loop vectorises.
     private let detrended: RealtimeBuffer
     private let detrendedMask: Int
     private var detrendedWrite = 0
@@ -41,6 +43,9 @@ struct TempoEstimator: ~Copyable {
     /// Running autocorrelation and its normaliser, lags 0 ..< lagCount.
     private let correlation: RealtimeBuffer
     private let weight: RealtimeBuffer
+    /// `correlation / weight / (correlation[0] / weight[0])` per lag, computed once per estimate
+    /// (0 where a lag has less than a warm-up of products).
+    private let normalisedCorrelation: RealtimeBuffer
     /// Running mean and mean square of the raw onset signal (the silence gate).
     private var fluxMean: Float = 0
     private var fluxMeanSquare: Float = 0
@@ -77,7 +82,7 @@ struct TempoEstimator: ~Copyable {
     static var silenceVariance: Float { 1e-3 }
     /// Autocorrelation collected before the first estimate counts (s).
     static var combMultiples: Int { 4 }
-    static var lagGridStep: Float { 0.25 }
+    static var lagGridStep: Float { 0.5 }
     static var warmUpSeconds: Double { 1.0 }
 
     init(configuration: RhythmConfiguration, frameRateHz: Double) {
@@ -94,11 +99,12 @@ struct TempoEstimator: ~Copyable {
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
         var size = 1
         while size < lagCount { size <<= 1 }
-        detrended = RealtimeBuffer(count: size, repeating: 0)
+        detrended = RealtimeBuffer(count: 2 * size, repeating: 0)
         detrendedMask = size - 1
         compressed = RealtimeBuffer(count: max(1, Int((Self.detrendSeconds * frameRateHz).rounded())), repeating: 0)
         correlation = RealtimeBuffer(count: lagCount, repeating: 0)
         weight = RealtimeBuffer(count: lagCount, repeating: 0)
+        normalisedCorrelation = RealtimeBuffer(count: lagCount, repeating: 0)
         hopsUntilEstimate = estimateIntervalHops
     }
 
@@ -122,15 +128,18 @@ struct TempoEstimator: ~Copyable {
         compressedWrite = compressedWrite + 1 == compressed.count ? 0 : compressedWrite + 1
         let current = value - Float(compressedSum / Double(compressedCount))
         detrended[detrendedWrite] = current
+        detrended[detrendedWrite + detrendedMask + 1] = current
+        // The newest value sits at `newest`; lag L is at `newest − L` (never below 0).
+        let newest = detrendedWrite + detrendedMask + 1
         detrendedWrite = (detrendedWrite + 1) & detrendedMask
 
         // 3) Recursive autocorrelation, every lag that has data since the restart.
         hopsSinceRestart += 1
         hopsOfSignal = min(hopsOfSignal + 1, lagCount)
         let validLags = hopsOfSignal
-        let newest = detrendedWrite - 1
+        let history = detrended.base + newest
         for lag in 0..<validLags {
-            let product = current * detrended[(newest - lag) & detrendedMask]
+            let product = current * history[-lag]
             correlation[lag] += step * (product - correlation[lag])
             weight[lag] += step * (1 - weight[lag])
         }
@@ -159,7 +168,7 @@ struct TempoEstimator: ~Copyable {
         let lower = Int(lag)
         guard lower + 1 < lagCount, weight[lower + 1] >= minimumWeight else { return 0 }
         let fraction = lag - Float(lower)
-        return normalised(lower) * (1 - fraction) + normalised(lower + 1) * fraction
+        return normalisedCorrelation[lower] * (1 - fraction) + normalisedCorrelation[lower + 1] * fraction
     }
 
     /// Pulse salience of a beat period: the mean normalised autocorrelation at its first
@@ -199,8 +208,9 @@ struct TempoEstimator: ~Copyable {
         let mean = fluxMean / max(fluxWeight, 1e-9)
         let variance = fluxMeanSquare / max(fluxWeight, 1e-9) - mean * mean
         guard variance >= Self.silenceVariance else { return 0 }
+        for lag in 0..<lagCount { normalisedCorrelation[lag] = normalised(lag) }
 
-        // 1) The most salient period in the BPM range, on a quarter-lag grid, refined by a parabola.
+        // 1) The most salient period in the BPM range, on a half-lag grid, refined by a parabola.
         let low = Float(minimumLag), high = Float(maximumLag)
         var bestLag = low, best: Float = -1
         var lag = low
