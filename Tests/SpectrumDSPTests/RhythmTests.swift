@@ -52,9 +52,9 @@ import SpectrumTestSupport
 
     @Test(arguments: tempos)
     func syncopatedPatternLocksAtItsTempo(bpm: Double) throws {
-        // Known weakness: this pattern's beat-level periodicity is weak (the kick is off the beat)
-        // and the octave is decided by the first estimates; see docs/dsp.md.
-        let fragile: Set<Double> = [70, 140]
+        // Known weakness: at 70 BPM the hat eighths and the kick on the "and" of 3 make 140 as
+        // plausible as 70, and the analyser may pick 140; see docs/dsp.md.
+        let fragile: Set<Double> = [70]
         let signal = TestSignals.rhythm(.syncopated, segments: [(bpm, 8)], sampleRateHz: 48_000)
         let frames = try Self.frames(signal)
         if fragile.contains(bpm) {

@@ -40,7 +40,13 @@ struct BeatTracker {
     private var lastBeatFrame: Double = 0
     private var beatCount: Int = 0
     private var seenGeneration = 0
+    /// Set when the onsets halfway between the grid's beats are about as strong as those on
+    /// them: the grid runs at half the tempo (the snare of a two-step falls between its beats).
+    private(set) var suggestsDoubleTempo = false
 
+    /// The onsets halfway between beats must reach this share of the strength on the beats, over
+    /// the last `phaseSearchSeconds`, for the tracker to ask for the double tempo.
+    static var offBeatShare: Double { 0.6 }
     static var matchTolerance: Double { 0.15 }
     static var reseedTolerance: Double { 0.04 }
     static var periodFreedom: Double { 0.05 }
@@ -64,7 +70,32 @@ struct BeatTracker {
         onsetStrengths[onsetWrite] = strength
         onsetWrite = (onsetWrite + 1) & 31
         onsetCount = min(onsetCount + 1, 32)
-        if isLocked { refit(now: timeFrames) }
+        if isLocked {
+            refit(now: timeFrames)
+            suggestsDoubleTempo = offBeatsAreStrong(now: timeFrames)
+        }
+    }
+
+    /// Whether, over the last `phaseSearchSeconds`, the onsets halfway between grid points are as
+    /// strong (summed strength, ≥ `offBeatShare`) as the onsets on them, with at least three of each.
+    @_noLocks
+    private func offBeatsAreStrong(now: Double) -> Bool {
+        var onStrength = 0.0, offStrength = 0.0
+        var onCount = 0, offCount = 0
+        for slot in 0..<onsetCount {
+            let time = onsetTimes[slot]
+            guard now - time <= phaseSearchFrames else { continue }
+            let beats = (time - anchorFrame) / periodFrames
+            let deviation = abs(beats - realtimeRound(beats))
+            if deviation <= Self.matchTolerance {
+                onStrength += Double(onsetStrengths[slot])
+                onCount += 1
+            } else if abs(deviation - 0.5) <= Self.matchTolerance {
+                offStrength += Double(onsetStrengths[slot])
+                offCount += 1
+            }
+        }
+        return onCount >= 3 && offCount >= 3 && offStrength >= Self.offBeatShare * onStrength
     }
 
     /// Advances to the end of a hop (`hopEndFrame`: the stream frame after its newest sample)
@@ -132,6 +163,7 @@ struct BeatTracker {
         }
         anchorFrame = bestAnchor
         isLocked = true
+        suggestsDoubleTempo = false
         // 2) Fit (twice: the first fit sharpens the period, the second matches more onsets).
         refit(now: now)
         refit(now: now)
@@ -192,6 +224,7 @@ struct BeatTracker {
     private mutating func unlock() {
         isLocked = false
         beatCount = 0
+        suggestsDoubleTempo = false
     }
 
     /// Forgets the grid (keeps the recent onsets). Real-time safe.

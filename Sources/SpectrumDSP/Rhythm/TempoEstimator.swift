@@ -18,6 +18,7 @@ struct TempoEstimator: ~Copyable {
     let frameRateHz: Double
     let minimumLag: Double
     let maximumLag: Double
+    let maximumBpm: Double
     /// Lags kept: up to `combMultiples` periods of the slowest tempo.
     let lagCount: Int
     private let preferredMinimumLag: Double
@@ -62,6 +63,8 @@ struct TempoEstimator: ~Copyable {
     private(set) var agreedBpm: Float = 0
     /// Confidence of the latest estimate.
     private(set) var confidence: Float = 0
+    /// `r(period / 2) / r(period)` of the latest estimate (0 when the double is out of range).
+    private(set) var doubleTempoEvidence: Float = 0
     /// Counts restarts (locks dropped); the tracker reseeds when it changes.
     private(set) var generation = 0
 
@@ -89,6 +92,7 @@ struct TempoEstimator: ~Copyable {
         self.frameRateHz = frameRateHz
         let hopSeconds = 1 / frameRateHz
         minimumLag = 60 / configuration.maximumBpm * frameRateHz
+        maximumBpm = configuration.maximumBpm
         maximumLag = 60 / configuration.minimumBpm * frameRateHz
         preferredMinimumLag = 60 / configuration.preferredMaximumBpm * frameRateHz
         preferredMaximumLag = 60 / configuration.preferredMinimumBpm * frameRateHz
@@ -236,6 +240,7 @@ struct TempoEstimator: ~Copyable {
         }
         // 3) Confidence: the salience of the chosen period.
         let chosen = salience(bestLag)
+        doubleTempoEvidence = bestLag / 2 >= low - 0.5 ? doubleTempoRatio(bestLag) : 0
         confidence = clampUnit(chosen)
         guard chosen >= minimumConfidence, bestLag > 0 else { return 0 }
         let bpm = Float(60 * frameRateHz) / bestLag
@@ -289,6 +294,18 @@ struct TempoEstimator: ~Copyable {
         first > 0 && second > 0 && abs(first - second) <= agreementBpm
     }
 
+    /// Adopts the double of the agreed tempo (the beat tracker found the onsets halfway between
+    /// its beats as strong as those on them), unless the autocorrelation clearly says the slower
+    /// tempo or the double is out of range. Real-time safe.
+    @_noLocks
+    mutating func adoptDoubleTempo() {
+        let doubled = 2 * agreedBpm
+        guard agreedBpm > 0, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5 else { return }
+        agreedBpm = doubled
+        recent = (doubled, doubled, recent.0 > 0 ? 2 * recent.0 : 0)
+        divergentCount = 0
+    }
+
     /// The normalised autocorrelation per lag (inspection; allocates).
     var normalisedAutocorrelation: [Float] { (0..<lagCount).map { normalised($0) } }
 
@@ -303,6 +320,7 @@ struct TempoEstimator: ~Copyable {
         divergentCount = 0
         agreedBpm = 0
         confidence = 0
+        doubleTempoEvidence = 0
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
     }
