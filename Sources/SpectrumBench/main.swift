@@ -92,7 +92,7 @@ if arguments.first == "ratios" {
     exit(0)
 }
 if arguments.first == "trace" {
-    let signal = TestSignals.rhythm(.syncopated, segments: [(Double(arguments[arguments.startIndex + 1])!, 10)], sampleRateHz: 48_000)
+    let signal = TestSignals.rhythm(.syncopated, segments: [(120, 8), (Double(arguments[arguments.startIndex + 1])!, 10)], sampleRateHz: 48_000)
     let frames = try analyse(signal)
     print(stride(from: 0, to: frames.count, by: 15).map { String(format: "%.2f:%.1f/%.2f", Double(frames[$0].streamFrame) / 48000, frames[$0].tempo.bpm, frames[$0].tempo.confidence) }.joined(separator: " "))
     exit(0)

@@ -63,6 +63,8 @@ struct TempoEstimator: ~Copyable {
     private(set) var agreedBpm: Float = 0
     /// Confidence of the latest estimate.
     private(set) var confidence: Float = 0
+    /// Set when the tempo was doubled on the beat grid's evidence, until the next restart.
+    private var octaveRaised = false
     /// `r(period / 2) / r(period)` of the latest estimate (0 when the double is out of range).
     private(set) var doubleTempoEvidence: Float = 0
     /// Counts restarts (locks dropped); the tracker reseeds when it changes.
@@ -265,7 +267,10 @@ struct TempoEstimator: ~Copyable {
 
     /// 2-of-3 agreement, divergence reset.
     @_noLocks
-    private mutating func decide(_ estimate: Float) {
+    private mutating func decide(_ rawEstimate: Float) {
+        var estimate = rawEstimate
+        // After the beat grid raised the octave, estimates of half the tempo count as the tempo.
+        if octaveRaised && agreedBpm > 0 && abs(2 * estimate - agreedBpm) <= Self.agreementBpm { estimate *= 2 }
         recent = (estimate, recent.0, recent.1)
         // The agreeing pair (newest first), if any.
         var agreed: Float = 0
@@ -304,6 +309,7 @@ struct TempoEstimator: ~Copyable {
         agreedBpm = doubled
         recent = (doubled, doubled, recent.0 > 0 ? 2 * recent.0 : 0)
         divergentCount = 0
+        octaveRaised = true
     }
 
     /// The normalised autocorrelation per lag (inspection; allocates).
@@ -321,6 +327,7 @@ struct TempoEstimator: ~Copyable {
         agreedBpm = 0
         confidence = 0
         doubleTempoEvidence = 0
+        octaveRaised = false
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
     }
