@@ -63,41 +63,8 @@ func hopCost(sampleRateHz: Double, hops: Int, configuration: AnalysisConfigurati
 }
 
 let arguments = CommandLine.arguments.dropFirst()
-if arguments.first == "acf" {
-    let bpm = Double(arguments[arguments.startIndex + 1])!
-    let signal = TestSignals.rhythm(.syncopated, segments: [(bpm, 8)], sampleRateHz: 48_000)
-    var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000)
-    let frames = OfflineDriver.frames(&analyzer, signal: signal.samples)
-    print(analyzer.tempoAutocorrelation.enumerated().map { String(format: "%d:%.2f", $0.offset, $0.element) }.joined(separator: " "))
-    print(frames.filter { $0.onset.isOnset }.map { String(format: "%.3f/%.2f", $0.onset.timeFrames / 48000, $0.onset.strength) }.joined(separator: " "))
-    exit(0)
-}
-if arguments.first == "ratios" {
-    for rate in [48_000.0, 96_000] {
-        for pattern in [DrumPattern.clicks, .rock, .fourOnTheFloor, .syncopated] {
-            var line = "\(pattern.name) @ \(rate):"
-            for bpm in [70.0, 100, 120, 128, 140, 174] {
-                let signal = TestSignals.rhythm(pattern, segments: [(bpm, 8)], sampleRateHz: rate)
-                var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: rate)
-                _ = OfflineDriver.frames(&analyzer, signal: signal.samples)
-                let acf = analyzer.tempoAutocorrelation
-                func at(_ lag: Double) -> Float { let i = Int(lag); let f = Float(lag - Double(i)); return acf[i] * (1 - f) + acf[i + 1] * f }
-                let period = 60 / bpm * 60
-                // true beat vs its double (faster) and half (slower)
-                line += String(format: " %.0f: A(T/2)/A(T)=%.2f A(T)/A(2T)=%.2f A(T)=%.2f;", bpm, at(period / 2) / at(period), at(period) / at(2 * period), at(period))
-            }
-            print(line)
-        }
-    }
-    exit(0)
-}
-if arguments.first == "trace" {
-    let signal = TestSignals.rhythm(.syncopated, segments: [(120, 8), (Double(arguments[arguments.startIndex + 1])!, 10)], sampleRateHz: 48_000)
-    let frames = try analyse(signal)
-    print(stride(from: 0, to: frames.count, by: 15).map { String(format: "%.2f:%.1f/%.2f", Double(frames[$0].streamFrame) / 48000, frames[$0].tempo.bpm, frames[$0].tempo.confidence) }.joined(separator: " "))
-    exit(0)
-}
-if arguments.first == "rhythm2" {
+if arguments.first == "rhythm-changes" {
+    // Tempo changes, silence, tones and noise at every rate (a development aid).
     for rate in [44_100.0, 48_000, 96_000] {
         for pattern in [DrumPattern.clicks, .rock, .syncopated] {
             for change in [(120.0, 128.0), (100.0, 140.0), (140.0, 100.0)] {
@@ -112,8 +79,6 @@ if arguments.first == "rhythm2" {
                                 ("white", TestSignals.whiteNoise(sampleRateHz: rate, seconds: 12, amplitude: 0.3))] {
             let signal = RhythmSignal(samples: samples, beatTimesSeconds: [0], sampleRateHz: rate)
             let frames = try analyse(signal)
-            let confidences = frames.map { $0.tempo.confidence }
-            print(stride(from: 0, to: confidences.count, by: 30).map { String(format: "%.2f", confidences[$0]) }.joined(separator: " "))
             print(name, rate, "locked frames", frames.filter { $0.tempo.bpm > 0 }.count, "beats", frames.filter { $0.beat.isBeat }.count,
                   "max conf", frames.map { $0.tempo.confidence }.max()!, "onsets", frames.filter { $0.onset.isOnset }.count)
         }
