@@ -44,11 +44,15 @@ enum HopCost {
     static func table(hops: Int) throws -> String {
         var rows = ["| rate | part | hops | mean µs | p50 µs | p99 µs | max µs | mean, % of one core |",
                     "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        var spectrumOnly = AnalysisConfiguration()
+        spectrumOnly.pitch.enabled = false
+        spectrumOnly.rhythm.enabled = false
         var withoutPitch = AnalysisConfiguration()
         withoutPitch.pitch.enabled = false
         for sampleRateHz in [44_100.0, 48_000, 96_000] {
             let hopMicroseconds = 1_000_000 / AnalysisConfiguration().outputRateHz
-            let plain = try measure(configuration: withoutPitch, sampleRateHz: sampleRateHz, hops: hops)
+            let plain = try measure(configuration: spectrumOnly, sampleRateHz: sampleRateHz, hops: hops)
+            let rhythm = try measure(configuration: withoutPitch, sampleRateHz: sampleRateHz, hops: hops)
             let full = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops)
             let whole = Statistics(samples: zip(full.intake.samples, full.analysis.samples).map { $0 + $1 })
             func row(_ part: String, _ statistics: Statistics, percentiles: Bool = true) -> String {
@@ -57,8 +61,9 @@ enum HopCost {
                     + (percentiles ? "\(format(statistics.percentile(0.5))) | \(format(statistics.percentile(0.99))) | \(format(statistics.maximum))" : "\(dash) | \(dash) | \(dash)")
                     + " | \(format(100 * statistics.mean / hopMicroseconds, 3)) % |"
             }
-            rows.append(row("spectrum stage: window, 2 FFTs, bands, dB, auto-level, smoothing, level, waveform", plain.analysis))
-            rows.append(row("tuner (mean of whole-hop difference, tuner on − off)", Statistics(samples: [full.analysis.mean - plain.analysis.mean]), percentiles: false))
+            rows.append(row("spectrum stage: window, 2 FFTs, bands, dB, auto-level, smoothing, level, waveform (tuner and rhythm off)", plain.analysis))
+            rows.append(row("onsets, tempo, beats (mean difference, rhythm on − off)", Statistics(samples: [rhythm.analysis.mean - plain.analysis.mean]), percentiles: false))
+            rows.append(row("tuner (mean difference, tuner on − off)", Statistics(samples: [full.analysis.mean - rhythm.analysis.mean]), percentiles: false))
             rows.append(row("sample intake: history, bass decimation, peak", full.intake))
             rows.append(row("**whole hop** (intake + all analyses)", whole))
         }

@@ -14,6 +14,7 @@ public struct AnalysisConfiguration: Sendable, Equatable {
     public var ballistics = BallisticsConfiguration()
     public var level = LevelConfiguration()
     public var pitch = PitchConfiguration()
+    public var rhythm = RhythmConfiguration()
 
     public init() {}
 }
@@ -98,6 +99,45 @@ public struct PitchConfiguration: Sendable, Equatable {
     public var percussiveDecayDecibelsPerSecond: Double = 60
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
+
+    public init() {}
+}
+
+/// Onsets, tempo and beats (seed 000's beat section, plus beat phase and triggers; docs/dsp.md,
+/// "Onsets, tempo and beats"). Every value is in seconds, milliseconds or BPM and converted with
+/// the real sample rate and hop. `Analyzer.init` rejects inconsistent values.
+public struct RhythmConfiguration: Sendable, Equatable {
+    /// Runs onset, tempo and beat analysis (stages 8–10); when off the frame's `onset`, `tempo`
+    /// and `beat` stay empty.
+    public var enabled: Bool = true
+    /// Onset threshold: the onset signal must exceed mean + k·σ of its recent history (k).
+    public var onsetThresholdDeviations: Double = 1.5
+    /// Time constant of the running mean and σ behind the onset threshold (seed: ~10 s).
+    public var onsetStatisticsSeconds: Double = 10
+    /// Shortest time between two onsets (seed: 100 ms, i.e. 600 onsets per minute).
+    public var onsetMinimumGapMilliseconds: Double = 100
+    /// Slowest and fastest tempo ever reported (20 ≤ minimum, maximum ≤ 400, maximum ≥ 1.5 × minimum).
+    public var minimumBpm: Double = 60
+    public var maximumBpm: Double = 180
+    /// Where a tempo is preferred when it and its double (or half) are about equally supported
+    /// by the autocorrelation (the faster wins when both or neither lie here). Must overlap the
+    /// BPM range. The default only disfavours the slow end: an ambiguous 70/140 reads 140, an
+    /// ambiguous 87/174 reads 174; set e.g. 60–110 for hip-hop or ballads.
+    public var preferredMinimumBpm: Double = 80
+    public var preferredMaximumBpm: Double = 180
+    /// Minimum confidence for a tempo estimate (0..1): the mean normalised autocorrelation of
+    /// the onset signal at 1, 2, 3 and 4 beat periods. Noise stays below ~0.3 in its first
+    /// estimates and ~0.15 later; steady grooves read 0.3–1.
+    public var minimumConfidence: Double = 0.25
+    /// Memory of the running autocorrelation (time constant): longer is steadier, shorter follows
+    /// tempo changes sooner.
+    public var tempoMemorySeconds: Double = 3
+    /// Beats per bar for the beat-in-bar counter (4/4 by default; 1 to 32). The count starts at
+    /// the first beat after locking: the downbeat is not detected.
+    public var beatsPerBar: Int = 4
+    /// Beat events (and the beat phase) are reported this much before the predicted beat, so
+    /// that lights driven by them land on the audible beat. 0 to 500 ms.
+    public var leadMilliseconds: Double = 0
 
     public init() {}
 }

@@ -21,8 +21,84 @@ public struct AnalysisFrame: BitwiseCopyable, Sendable {
     public var pitch = PitchReading.none
     /// The newest analysis window downsampled to 512 points, raw sample values (−1..1 in range).
     public var waveform = InlineArray<512, Float>(repeating: 0)
+    /// The onset detected in this hop, if any (`strength == 0`: none).
+    public var onset = OnsetReading.none
+    /// The locked tempo and beat phase (`bpm == 0`: no tempo locked).
+    public var tempo = TempoReading.none
+    /// The beat that falls in this hop, if any (`isBeat == false`: none).
+    public var beat = BeatReading.none
 
     public init() {}
+}
+
+/// An onset (a sudden rise of the spectrum) found in one hop.
+public struct OnsetReading: BitwiseCopyable, Equatable, Sendable {
+    /// 0 when there is no onset in this hop; otherwise how far the onset signal rose above its
+    /// adaptive threshold, `1 − threshold / value`, in (0, 1].
+    public var strength: Float
+    /// Exact time of the onset in stream frames (fractional; the frame of the sharpest energy
+    /// rise in the signal, found to about a millisecond). Meaningless when `strength == 0`.
+    public var timeFrames: Double
+
+    @_noLocks
+    public init(strength: Float, timeFrames: Double) {
+        self.strength = strength
+        self.timeFrames = timeFrames
+    }
+
+    public static var none: OnsetReading {
+        @_noLocks get { OnsetReading(strength: 0, timeFrames: 0) }
+    }
+
+    public var isOnset: Bool { strength > 0 }
+}
+
+/// The tempo and beat phase at the end of one hop.
+public struct TempoReading: BitwiseCopyable, Equatable, Sendable {
+    /// Beats per minute, refined from the beat times; 0 while no tempo is locked.
+    public var bpm: Float
+    /// Normalised autocorrelation of the onset signal at the beat period, 0..1.
+    public var confidence: Float
+    /// Position within the beat, 0..1 (0 at each beat event, so the lead time applies to it too).
+    public var phase: Float
+
+    @_noLocks
+    public init(bpm: Float, confidence: Float, phase: Float) {
+        self.bpm = bpm
+        self.confidence = confidence
+        self.phase = phase
+    }
+
+    public static var none: TempoReading {
+        @_noLocks get { TempoReading(bpm: 0, confidence: 0, phase: 0) }
+    }
+
+    public var isLocked: Bool { bpm > 0 }
+}
+
+/// A predicted beat reported in this hop.
+public struct BeatReading: BitwiseCopyable, Equatable, Sendable {
+    public var isBeat: Bool
+    /// Predicted time of the beat in stream frames (fractional). With a lead time the event is
+    /// reported early, so this lies up to the lead time after the frame's `streamFrame`.
+    public var timeFrames: Double
+    /// Beats since the tempo locked, from 1.
+    public var count: Int32
+    /// Position in the bar, 1 ... `beatsPerBar` (counted from the first beat after locking: the
+    /// musical downbeat is not detected).
+    public var inBar: Int32
+
+    @_noLocks
+    public init(isBeat: Bool, timeFrames: Double, count: Int32, inBar: Int32) {
+        self.isBeat = isBeat
+        self.timeFrames = timeFrames
+        self.count = count
+        self.inBar = inBar
+    }
+
+    public static var none: BeatReading {
+        @_noLocks get { BeatReading(isBeat: false, timeFrames: 0, count: 0, inBar: 0) }
+    }
 }
 
 /// Level of one hop.

@@ -36,6 +36,10 @@ public struct Analyzer: ~Copyable {
     private var pitchDetector: PitchDetector
     private let pitchEnabled: Bool
     private var pitchTracker: PitchTracker
+    private let rhythmEnabled: Bool
+    private var onsetDetector: OnsetDetector
+    private var tempoEstimator: TempoEstimator
+    private var beatTracker: BeatTracker
     private let latestFrame: UnsafeMutablePointer<AnalysisFrame>
     private var framesUntilHop: Int
     private var streamFrame: Int64 = 0
@@ -69,6 +73,7 @@ public struct Analyzer: ~Copyable {
             throw AnalysisConfigurationError("spectrum.window_ms \(Self.format(spectrumConfiguration.windowMilliseconds)) is only \(windowFrames) frames at \(Self.format(sampleRateHz)) Hz: expected at least \(AnalysisFrame.waveformPointCount)")
         }
         let hopFrames = max(1, Int((sampleRateHz / configuration.outputRateHz).rounded()))
+        try Self.validate(rhythm: configuration.rhythm)
 
         self.configuration = configuration
         self.sampleRateHz = sampleRateHz
@@ -78,8 +83,14 @@ public struct Analyzer: ~Copyable {
         // Main path: the newest window of the full-rate signal (long enough for the tuner too).
         pitchDetector = PitchDetector(configuration: configuration.pitch, sampleRateHz: sampleRateHz, hopSeconds: hopSeconds)
         pitchEnabled = configuration.pitch.enabled
-        history = SampleHistory(capacity: max(windowFrames, pitchDetector.windowFrames))
         mainSpectrum = PowerSpectrum(windowFrames: windowFrames, sampleRateHz: sampleRateHz, paddingFactor: 1)
+        // Onsets read the main spectrum (42.7 ms: sharp enough in time, unlike the bass window).
+        rhythmEnabled = configuration.rhythm.enabled
+        onsetDetector = OnsetDetector(configuration: configuration.rhythm, sampleRateHz: sampleRateHz, hopFrames: hopFrames,
+                                      binCount: mainSpectrum.binCount, binSpacingHz: mainSpectrum.binSpacingHz)
+        tempoEstimator = TempoEstimator(configuration: configuration.rhythm, frameRateHz: sampleRateHz / Double(hopFrames))
+        beatTracker = BeatTracker(configuration: configuration.rhythm, sampleRateHz: sampleRateHz)
+        history = SampleHistory(capacity: max(windowFrames, pitchDetector.windowFrames, onsetDetector.historyFrames))
 
         // Bass path: a long window of the decimated signal, zero-padded 4× so that linear
         // interpolation between bins (≤ 1.5 Hz apart) follows the true spectrum closely.
@@ -229,6 +240,34 @@ public struct Analyzer: ~Copyable {
         for point in 0..<pointCount {
             latestFrame.pointee.waveform[point] = history.latest(windowFrames, at: point * windowFrames / pointCount)
         }
+        if rhythmEnabled { analyseRhythm() }
+    }
+
+    @_noLocks
+    private mutating func analyseRhythm() {
+        // 8) Onsets: weighted log-power flux of the main spectrum, adaptive threshold, exact time.
+        let onset = onsetDetector.detect(power: combinedPower.base, history: history, hopEndFrame: streamFrame)
+        latestFrame.pointee.onset = OnsetReading(strength: onset.strength, timeFrames: onset.strength > 0 ? onset.timeFrames : 0)
+        if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength) }
+        // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal; the
+        //    double tempo when the beat grid finds strong onsets halfway between its beats.
+        tempoEstimator.update(flux: onset.flux)
+        if beatTracker.suggestsDoubleTempo { tempoEstimator.adoptDoubleTempo() }
+        // 10) Beat grid, phase and beat events.
+        let beat = beatTracker.update(agreedBpm: tempoEstimator.agreedBpm, generation: tempoEstimator.generation, hopEndFrame: streamFrame)
+        latestFrame.pointee.tempo = TempoReading(bpm: beat.bpm, confidence: tempoEstimator.confidence, phase: beat.phase)
+        latestFrame.pointee.beat = beat.beat
+    }
+
+    /// Forgets the tempo and beat grid and learns them afresh from the music now playing (the
+    /// "re-learn" control: use it when the tempo locked on the wrong octave or an old track).
+    /// Onset detection and the recent onset signal are kept. Real-time safe.
+    @_noLocks
+    public mutating func relearnTempo() {
+        tempoEstimator.restart()
+        beatTracker.relearn()
+        latestFrame.pointee.tempo = .none
+        latestFrame.pointee.beat = .none
     }
 
     /// Clears all signal state (as if just prepared). Real-time safe.
@@ -243,6 +282,12 @@ public struct Analyzer: ~Copyable {
         pitchTracker.reset()
         pitchDetector.reset()
         latestFrame.pointee.pitch = .none
+        onsetDetector.reset()
+        tempoEstimator.reset()
+        beatTracker.reset()
+        latestFrame.pointee.onset = .none
+        latestFrame.pointee.tempo = .none
+        latestFrame.pointee.beat = .none
         bandDecibels.fill(with: realtimeDecibelsFromPower(0))
         framesUntilHop = hopFrames
         streamFrame = 0
@@ -264,8 +309,28 @@ public struct Analyzer: ~Copyable {
     }
     /// Band levels in dB (after tilt, before normalising) from the latest hop.
     public var bandLevelsDecibels: [Float] { (0..<bandMap.bandCount).map { bandDecibels[$0] } }
+    /// The tempo estimator's normalised autocorrelation of the onset signal, per lag in hops
+    /// (lag 0 = 1). For diagnostics; allocates.
+    public var tempoAutocorrelation: [Float] { tempoEstimator.normalisedAutocorrelation }
     /// The auto-level ceiling in dB after the latest hop.
     public var ceilingDecibels: Float { autoLevel.ceilingDecibels }
+
+    private static func validate(rhythm: RhythmConfiguration) throws(AnalysisConfigurationError) {
+        guard rhythm.minimumBpm >= 20, rhythm.maximumBpm <= 400, rhythm.maximumBpm >= rhythm.minimumBpm * 1.5 else {
+            throw AnalysisConfigurationError("rhythm BPM range \(format(rhythm.minimumBpm))–\(format(rhythm.maximumBpm)): expected 20 ≤ minimum, maximum ≤ 400 and maximum ≥ 1.5 × minimum")
+        }
+        guard rhythm.preferredMinimumBpm < rhythm.preferredMaximumBpm,
+              rhythm.preferredMinimumBpm < rhythm.maximumBpm, rhythm.preferredMaximumBpm > rhythm.minimumBpm else {
+            throw AnalysisConfigurationError("rhythm preferred BPM range \(format(rhythm.preferredMinimumBpm))–\(format(rhythm.preferredMaximumBpm)): expected minimum < maximum, overlapping the BPM range")
+        }
+        guard rhythm.onsetThresholdDeviations >= 0, rhythm.onsetStatisticsSeconds > 0, rhythm.onsetMinimumGapMilliseconds >= 0,
+              rhythm.tempoMemorySeconds > 0, (0...1).contains(rhythm.minimumConfidence) else {
+            throw AnalysisConfigurationError("rhythm onset/tempo settings: expected k ≥ 0, statistics and memory times > 0, gap ≥ 0, confidence 0..1")
+        }
+        guard (1...32).contains(rhythm.beatsPerBar), (0...500).contains(rhythm.leadMilliseconds) else {
+            throw AnalysisConfigurationError("rhythm beats per bar \(rhythm.beatsPerBar), lead \(format(rhythm.leadMilliseconds)) ms: expected 1 to 32 beats and 0 to 500 ms")
+        }
+    }
 
     private static func format(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)

@@ -36,6 +36,43 @@ import SpectrumTestSupport
         #expect(hops >= 10_000)
     }
 
+    @Test func lockedTempoAndBeatEventsAllocateNothing() throws {
+        // A drum pattern, so onsets fire, the tempo locks, the grid is seeded and refitted and
+        // beat events are emitted inside the counted region.
+        var configuration = AnalysisConfiguration()
+        configuration.rhythm.leadMilliseconds = 30
+        var analyzer = try Analyzer(configuration: configuration, sampleRateHz: 48_000)
+        let ring = FrameRing(capacity: 64)
+        defer { ring.deallocate() }
+        let signal = TestSignals.rhythm(.rock, segments: [(128, 6)], sampleRateHz: 48_000).samples
+        let blockSizes = [0, 1, 63, 64, 1000, 4096, 17, 256]
+        var position = 0, blockIndex = 0, beats = 0, onsets = 0
+        var frame = AnalysisFrame()
+        let tally = UnsafeMutablePointer<allocation_tally>.allocate(capacity: 1)
+        tally.initialize(to: allocation_tally(allocations: 0, frees: 0))
+        defer { tally.deallocate() }
+        signal.withUnsafeBufferPointer { samples in
+            while position < samples.count {
+                let size = min(blockSizes[blockIndex % blockSizes.count], samples.count - position)
+                blockIndex += 1
+                allocation_counter_enter(tally)
+                _ = analyzer.process(samples.baseAddress! + position, frameCount: size, into: ring)
+                allocation_counter_exit()
+                while ring.pop(into: &frame) {
+                    if frame.beat.isBeat { beats += 1 }
+                    if frame.onset.isOnset { onsets += 1 }
+                }
+                position += size
+            }
+        }
+        allocation_counter_enter(tally)
+        analyzer.relearnTempo()
+        allocation_counter_exit()
+        #expect(allocation_tally_allocations(tally) == 0)
+        #expect(allocation_tally_frees(tally) == 0)
+        #expect(beats >= 5 && onsets >= 10)
+    }
+
     @Test func theCounterSeesAnAllocation() {
         // Guards the guard: a deliberate allocation inside enter/exit is counted.
         let tally = UnsafeMutablePointer<allocation_tally>.allocate(capacity: 1)

@@ -55,3 +55,28 @@ func realtimeDotProduct(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, co
     }
     return sum
 }
+
+@inline(__always) @_noLocks
+func realtimeFloor(_ value: Double) -> Double { _unsafePerformance { floor(value) } }
+
+/// Nearest integer, halves away from zero (as `rounded()`).
+@inline(__always) @_noLocks
+func realtimeRound(_ value: Double) -> Double { _unsafePerformance { round(value) } }
+
+@inline(__always) @_noLocks
+func realtimeExp(_ value: Double) -> Double { _unsafePerformance { exp(value) } }
+
+@inline(__always) @_noLocks
+func realtimeLog1p(_ value: Float) -> Float { _unsafePerformance { log1pf(value) } }
+
+/// ln(x) for finite x ≥ 1 (as in ln(1 + γ·power)) without a libm call: the exponent
+/// from the bits, log2 of the mantissa (1 ≤ m < 2) from a degree-4 Chebyshev fit (max error
+/// 2e-4 in log2). For onset flux, where only differences of such logs matter. Real-time safe.
+@inline(__always) @_noLocks
+func approximateNaturalLog(_ value: Float) -> Float {
+    let bits = value.bitPattern
+    let exponent = Float(Int32(bitPattern: (bits >> 23) & 0xFF) &- 127)
+    let m = Float(bitPattern: (bits & 0x007F_FFFF) | 0x3F80_0000)
+    let log2Mantissa = -2.4967738 + (4.0283728 + (-2.0810602 + (0.62881573 - 0.079150366 * m) * m) * m) * m
+    return (exponent + log2Mantissa) * 0.6931472
+}

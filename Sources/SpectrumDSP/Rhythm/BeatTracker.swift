@@ -1,0 +1,246 @@
+import Glibc
+
+/// Beat phase and beat events: a beat grid (anchor + k·period, in stream frames) fitted to the
+/// onsets that fall near it, seeded by the tempo estimator.
+///
+/// - **Seeding** (when a tempo locks, or when the agreed tempo moves more than
+///   `reseedTolerance` from the grid's): the period comes from the agreed tempo; the phase is the
+///   one that best explains the onsets of the last `phaseSearchSeconds`: each onset is tried as the
+///   anchor, and scored by the strengths of the onsets within ±`matchTolerance` of a period of
+///   its grid.
+/// - **Tracking** (at every onset): a weighted least-squares line `t = anchor + k·period` through
+///   the onsets within ±`matchTolerance` of a period of the grid (beat index k), over the last
+///   `fitSeconds`, weights `(0.25 + strength)·exp(−age / fitMemorySeconds)`. Onsets between
+///   beats (off-beats, syncopation) do not match and are ignored. The period may move up to
+///   `periodFreedom` from the agreed tempo's: the tempo estimator stays in charge of the octave.
+/// - **Events**: each grid point becomes one beat event, reported in the hop in which
+///   `beat time − lead` falls, with its exact (fractional) time, a running count and a position
+///   in the bar. The phase is `frac((hop end + lead − anchor) / period)`.
+///
+/// Real-time safe after `init` (all state is inline).
+struct BeatTracker {
+    private let sampleRateHz: Double
+    private let leadFrames: Double
+    private let beatsPerBar: Int
+    private let phaseSearchFrames: Double
+    private let fitFrames: Double
+    private let fitMemoryFrames: Double
+
+    private var onsetTimes = InlineArray<32, Double>(repeating: 0)
+    private var onsetStrengths = InlineArray<32, Float>(repeating: 0)
+    private var onsetCount = 0
+    private var onsetWrite = 0
+
+    private(set) var isLocked = false
+    /// Frames per beat of the grid, and of the agreed tempo that seeded it.
+    private(set) var periodFrames: Double = 0
+    private var seedPeriodFrames: Double = 0
+    /// A grid point (a beat time, in stream frames).
+    private var anchorFrame: Double = 0
+    private var lastBeatFrame: Double = 0
+    private var beatCount: Int = 0
+    private var seenGeneration = 0
+    /// Set when the onsets halfway between the grid's beats are about as strong as those on
+    /// them: the grid runs at half the tempo (the snare of a two-step falls between its beats).
+    private(set) var suggestsDoubleTempo = false
+
+    /// The onsets halfway between beats must reach this share of the strength on the beats, over
+    /// the last `phaseSearchSeconds`, for the tracker to ask for the double tempo.
+    static var offBeatShare: Double { 0.6 }
+    static var matchTolerance: Double { 0.15 }
+    static var reseedTolerance: Double { 0.04 }
+    static var periodFreedom: Double { 0.05 }
+    static var phaseSearchSeconds: Double { 4.0 }
+    static var fitSeconds: Double { 8.0 }
+    static var fitMemorySeconds: Double { 1.5 }
+
+    init(configuration: RhythmConfiguration, sampleRateHz: Double) {
+        self.sampleRateHz = sampleRateHz
+        leadFrames = configuration.leadMilliseconds / 1000 * sampleRateHz
+        beatsPerBar = max(1, configuration.beatsPerBar)
+        phaseSearchFrames = Self.phaseSearchSeconds * sampleRateHz
+        fitFrames = Self.fitSeconds * sampleRateHz
+        fitMemoryFrames = Self.fitMemorySeconds * sampleRateHz
+    }
+
+    /// Records an onset and, when locked, refits the grid. Real-time safe.
+    @_noLocks
+    mutating func addOnset(timeFrames: Double, strength: Float) {
+        onsetTimes[onsetWrite] = timeFrames
+        onsetStrengths[onsetWrite] = strength
+        onsetWrite = (onsetWrite + 1) & 31
+        onsetCount = min(onsetCount + 1, 32)
+        if isLocked {
+            refit(now: timeFrames)
+            suggestsDoubleTempo = offBeatsAreStrong(now: timeFrames)
+        }
+    }
+
+    /// Whether, over the last `phaseSearchSeconds`, the onsets halfway between grid points are as
+    /// strong (summed strength, ≥ `offBeatShare`) as the onsets on them, with at least three of each.
+    @_noLocks
+    private func offBeatsAreStrong(now: Double) -> Bool {
+        var onStrength = 0.0, offStrength = 0.0
+        var onCount = 0, offCount = 0
+        for slot in 0..<onsetCount {
+            let time = onsetTimes[slot]
+            guard now - time <= phaseSearchFrames else { continue }
+            let beats = (time - anchorFrame) / periodFrames
+            let deviation = abs(beats - realtimeRound(beats))
+            if deviation <= Self.matchTolerance {
+                onStrength += Double(onsetStrengths[slot])
+                onCount += 1
+            } else if abs(deviation - 0.5) <= Self.matchTolerance {
+                offStrength += Double(onsetStrengths[slot])
+                offCount += 1
+            }
+        }
+        return onCount >= 3 && offCount >= 3 && offStrength >= Self.offBeatShare * onStrength
+    }
+
+    /// Advances to the end of a hop (`hopEndFrame`: the stream frame after its newest sample)
+    /// with the estimator's agreed tempo (0 = none); returns the phase and the hop's beat, if any.
+    /// Real-time safe.
+    @_noLocks
+    mutating func update(agreedBpm: Float, generation: Int, hopEndFrame: Int64) -> (bpm: Float, phase: Float, beat: BeatReading) {
+        let now = Double(hopEndFrame)
+        guard agreedBpm > 0 else {
+            unlock()
+            return (0, 0, .none)
+        }
+        let agreedPeriod = 60 / Double(agreedBpm) * sampleRateHz
+        // The grid's period may wander only so far from the agreed tempo (checked at each refit).
+        seedPeriodFrames = agreedPeriod
+        if !isLocked || generation != seenGeneration
+            || abs(periodFrames - agreedPeriod) > Self.reseedTolerance * agreedPeriod {
+            seed(periodFrames: agreedPeriod, now: now)
+            seenGeneration = generation
+        }
+        // Beats whose (early) report time falls in this hop; only the last one is reported if a
+        // hop holds several (output rates below the beat rate).
+        var beat = BeatReading.none
+        while true {
+            let index = realtimeFloor((lastBeatFrame + 0.5 * periodFrames - anchorFrame) / periodFrames) + 1
+            let beatFrame = anchorFrame + index * periodFrames
+            guard beatFrame - leadFrames < now else { break }
+            lastBeatFrame = beatFrame
+            beatCount += 1
+            beat = BeatReading(isBeat: true, timeFrames: beatFrame, count: Int32(truncatingIfNeeded: beatCount),
+                               inBar: Int32((beatCount - 1) % beatsPerBar + 1))
+        }
+        let position = (now + leadFrames - anchorFrame) / periodFrames
+        let phase = Float(position - realtimeFloor(position))
+        let bpm = Float(60 * sampleRateHz / periodFrames)
+        return (bpm.isFinite ? bpm : 0, clampUnit(phase), beat)
+    }
+
+    /// Period from the agreed tempo; phase from the recent onsets; then a fit.
+    @_noLocks
+    private mutating func seed(periodFrames period: Double, now: Double) {
+        let wasLocked = isLocked
+        periodFrames = period
+        seedPeriodFrames = period
+        // 1) Phase: the onset whose grid explains the recent onsets best.
+        var bestScore = -1.0
+        var bestAnchor = now
+        for candidate in 0..<onsetCount {
+            let anchor = onsetTimes[candidate]
+            guard now - anchor <= phaseSearchFrames else { continue }
+            var score = 0.0
+            for other in 0..<onsetCount {
+                let time = onsetTimes[other]
+                guard now - time <= phaseSearchFrames else { continue }
+                let beats = (time - anchor) / period
+                let deviation = abs(beats - realtimeRound(beats))
+                if deviation <= Self.matchTolerance {
+                    score += Double(0.25 + onsetStrengths[other]) * (1 - deviation / Self.matchTolerance)
+                }
+            }
+            if score > bestScore {
+                bestScore = score
+                bestAnchor = anchor
+            }
+        }
+        anchorFrame = bestAnchor
+        isLocked = true
+        suggestsDoubleTempo = false
+        // 2) Fit (twice: the first fit sharpens the period, the second matches more onsets).
+        refit(now: now)
+        refit(now: now)
+        if !wasLocked {
+            // Beats are reported from the next one on.
+            lastBeatFrame = now + leadFrames - 0.5 * periodFrames
+            beatCount = 0
+        }
+    }
+
+    /// Weighted least squares through the onsets near the grid.
+    @_noLocks
+    private mutating func refit(now: Double) {
+        let period = periodFrames
+        var sumWeight = 0.0, sumBeat = 0.0, sumTime = 0.0
+        var sumBeatBeat = 0.0, sumBeatTime = 0.0
+        var newestTime = -Double.infinity
+        var lowestBeat = Double.infinity, highestBeat = -Double.infinity
+        for slot in 0..<onsetCount {
+            let time = onsetTimes[slot]
+            let age = now - time
+            guard age <= fitFrames else { continue }
+            let beats = (time - anchorFrame) / period
+            let beat = realtimeRound(beats)
+            guard abs(beats - beat) <= Self.matchTolerance else { continue }
+            let weight = Double(0.25 + onsetStrengths[slot]) * realtimeExp(-max(0, age) / fitMemoryFrames)
+            // Relative to the anchor, so the sums stay small.
+            let relative = time - anchorFrame
+            sumWeight += weight
+            sumBeat += weight * beat
+            sumTime += weight * relative
+            sumBeatBeat += weight * beat * beat
+            sumBeatTime += weight * beat * relative
+            newestTime = max(newestTime, time)
+            lowestBeat = min(lowestBeat, beat)
+            highestBeat = max(highestBeat, beat)
+        }
+        guard sumWeight > 0 else { return }
+        let meanBeat = sumBeat / sumWeight, meanTime = sumTime / sumWeight
+        var slope = period
+        if highestBeat > lowestBeat {
+            let spread = sumBeatBeat / sumWeight - meanBeat * meanBeat
+            if spread > 1e-9 {
+                slope = (sumBeatTime / sumWeight - meanBeat * meanTime) / spread
+            }
+        }
+        let lowest = seedPeriodFrames * (1 - Self.periodFreedom), highest = seedPeriodFrames * (1 + Self.periodFreedom)
+        slope = slope.isFinite ? min(max(slope, lowest), highest) : seedPeriodFrames
+        let intercept = meanTime - slope * meanBeat
+        guard intercept.isFinite else { return }
+        periodFrames = slope
+        anchorFrame += intercept
+        // Keep the anchor on the grid point nearest the newest matched onset.
+        anchorFrame += realtimeRound((newestTime - anchorFrame) / periodFrames) * periodFrames
+    }
+
+    @_noLocks
+    private mutating func unlock() {
+        isLocked = false
+        beatCount = 0
+        suggestsDoubleTempo = false
+    }
+
+    /// Forgets the grid (keeps the recent onsets). Real-time safe.
+    @_noLocks
+    mutating func relearn() {
+        unlock()
+        periodFrames = 0
+    }
+
+    /// Clears everything. Real-time safe.
+    @_noLocks
+    mutating func reset() {
+        relearn()
+        onsetCount = 0
+        onsetWrite = 0
+        lastBeatFrame = 0
+        seenGeneration = 0
+    }
+}

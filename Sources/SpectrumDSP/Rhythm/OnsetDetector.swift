@@ -1,0 +1,185 @@
+import Glibc
+
+/// Onsets from the main power spectrum: weighted log-magnitude spectral flux (half-wave
+/// rectified), an adaptive threshold (running mean + k·σ), a minimum gap, and the onset's exact
+/// time found in the samples.
+///
+/// The onset signal of hop n is
+/// `flux[n] = Σ_k w_k · max(0, L_n[k] − L_{n−1}[k]) / Σ_k w_k`, with `L = ln(1 + γ·power)`
+/// (a polynomial logarithm, `approximateNaturalLog`, so the bin loop needs no libm call),
+/// γ = 10⁶ (−60 dB full-scale power reads ln 2: quieter changes count less and less, so silence
+/// and hiss stay near 0), over the bins from `lowestFrequencyHz` to `highestFrequencyHz`, in two
+/// bands of equal total weight: the seed's bass band (up to `emphasisCornerHz` = 200 Hz: kicks,
+/// bass notes) and 200 Hz–5 kHz (snare crack, claps, chord and vocal attacks), each bin weighted
+/// 1 / (bins in its band). Hi-hats (mostly above 6 kHz) barely count, which keeps eighth-note
+/// hats from doubling the tempo; a bass-only flux misses the backbeat of syncopated patterns.
+///
+/// `init` allocates; `detect` is real-time safe.
+struct OnsetDetector: ~Copyable {
+    /// Bins [firstBin, lastBin] of the main spectrum.
+    let firstBin: Int
+    let lastBin: Int
+    private let weights: RealtimeBuffer
+    private let weightSum: Float
+    /// The samples searched for the exact time (context blocks first), copied contiguously.
+    private let searchSamples: RealtimeBuffer
+    private let previousLogPower: RealtimeBuffer
+    private let logPower: RealtimeBuffer
+    private let hopFrames: Int
+    private let thresholdDeviations: Float
+    /// Per-hop step of the running mean and mean square (1 − exp(−hop/τ)).
+    private let statisticsStep: Float
+    private let minimumGapFrames: Double
+    /// Samples searched for the exact onset time: the newest hop and a half.
+    private let searchFrames: Int
+    /// Energy blocks (~1 ms) used to find the sharpest rise.
+    private let blockFrames: Int
+    /// How many samples of history the detector reads (the history must hold them).
+    var historyFrames: Int { searchSamples.count }
+
+    private var mean: Float = 0
+    private var meanSquare: Float = 0
+    /// Hops seen (saturates): the running statistics start as plain averages.
+    private var hopCount: Float = 0
+    private var lastOnsetFrame: Double = -1e12
+    private var primed = false
+
+    static var logGain: Float { 1e6 }
+    static var lowestFrequencyHz: Double { 20.0 }
+    static var emphasisCornerHz: Double { 200.0 }
+    static var highestFrequencyHz: Double { 5_000.0 }
+    static var upperBandWeight: Double { 1 }
+    /// The onset signal must also exceed this (mean positive log change per bin, nats): a floor
+    /// under the adaptive threshold so that digital silence and near-silence give no onsets.
+    static var absoluteFloor: Float { 0.02 }
+    static var blockMilliseconds: Double { 1.0 }
+    static var contextBlocks: Int { 4 }
+
+    init(configuration: RhythmConfiguration, sampleRateHz: Double, hopFrames: Int, binCount: Int, binSpacingHz: Double) {
+        firstBin = max(1, Int((Self.lowestFrequencyHz / binSpacingHz).rounded(.up)))
+        lastBin = max(firstBin, min(binCount - 1, Int((Self.highestFrequencyHz / binSpacingHz).rounded(.down))))
+        weights = RealtimeBuffer(count: lastBin + 1, repeating: 0)
+        // Two bands of equal total weight: the bass (kick) up to the corner, and everything
+        // above it (snare crack, claps, chords), each bin weighted 1 / (bins in its band).
+        let cornerBin = min(lastBin, max(firstBin, Int((Self.emphasisCornerHz / binSpacingHz).rounded(.down))))
+        let lowCount = Float(cornerBin - firstBin + 1), highCount = Float(max(1, lastBin - cornerBin))
+        var sum: Float = 0
+        for bin in firstBin...lastBin {
+            let weight = bin <= cornerBin ? 1 / lowCount : Float(Self.upperBandWeight) / highCount
+            weights[bin] = weight
+            sum += weight
+        }
+        weightSum = sum
+        previousLogPower = RealtimeBuffer(count: lastBin + 1, repeating: 0)
+        logPower = RealtimeBuffer(count: lastBin + 1, repeating: 0)
+        self.hopFrames = hopFrames
+        thresholdDeviations = Float(configuration.onsetThresholdDeviations)
+        statisticsStep = Float(1 - exp(-Double(hopFrames) / sampleRateHz / configuration.onsetStatisticsSeconds))
+        minimumGapFrames = configuration.onsetMinimumGapMilliseconds / 1000 * sampleRateHz
+        blockFrames = max(1, Int((Self.blockMilliseconds / 1000 * sampleRateHz).rounded()))
+        searchFrames = (hopFrames + hopFrames / 2 + blockFrames - 1) / blockFrames * blockFrames
+        searchSamples = RealtimeBuffer(count: searchFrames + Self.contextBlocks * blockFrames, repeating: 0)
+    }
+
+    /// Onset signal of the newest hop and, if the hop holds an onset, its strength and exact
+    /// time. `power` is the main spectrum; `hopEndFrame` the stream frame after the newest sample.
+    /// Real-time safe.
+    @_noLocks
+    mutating func detect(power: UnsafePointer<Float>, history: borrowing SampleHistory, hopEndFrame: Int64) -> OnsetResult {
+        // 1) Weighted, half-wave-rectified log-power flux.
+        // (Three simple loops rather than one, so that each vectorises.)
+        for bin in firstBin...lastBin {
+            logPower[bin] = approximateNaturalLog(1 + Self.logGain * power[bin])
+        }
+        var flux: Float = 0
+        for bin in firstBin...lastBin {
+            flux += weights[bin] * max(0, logPower[bin] - previousLogPower[bin])
+        }
+        for bin in firstBin...lastBin {
+            previousLogPower[bin] = logPower[bin]
+        }
+        flux = finiteOr(flux / weightSum, 0)
+        guard primed else {
+            // The first hop has no predecessor: its "rise" from nothing is not an onset.
+            primed = true
+            return OnsetResult(flux: 0, strength: 0, timeFrames: 0)
+        }
+
+        // 2) Adaptive threshold from the statistics before this hop.
+        let variance = max(0, meanSquare - mean * mean)
+        let threshold = max(mean + thresholdDeviations * realtimeSquareRoot(variance), Self.absoluteFloor)
+        hopCount = min(hopCount + 1, 1e6)
+        let step = max(statisticsStep, 1 / hopCount)
+        mean += step * (flux - mean)
+        meanSquare += step * (flux * flux - meanSquare)
+
+        // 3) Decision with the minimum gap, then the exact time.
+        guard flux > threshold else { return OnsetResult(flux: flux, strength: 0, timeFrames: 0) }
+        let timeFrames = exactTime(history: history, hopEndFrame: hopEndFrame)
+        guard timeFrames - lastOnsetFrame >= minimumGapFrames else { return OnsetResult(flux: flux, strength: 0, timeFrames: 0) }
+        lastOnsetFrame = timeFrames
+        return OnsetResult(flux: flux, strength: clampUnit(1 - threshold / flux), timeFrames: timeFrames)
+    }
+
+    /// The stream frame of the sharpest energy rise in the newest hop and a half: ~1 ms blocks,
+    /// the block whose energy exceeds the largest of the previous four by the most, then the
+    /// loudest sample in that block.
+    @_noLocks
+    private func exactTime(history: borrowing SampleHistory, hopEndFrame: Int64) -> Double {
+        // 1) The region, oldest first, in one contiguous run.
+        let total = searchSamples.count
+        let runs = history.latestRuns(total)
+        for index in 0..<runs.firstCount { searchSamples[index] = runs.first[index] }
+        for index in 0..<runs.secondCount { searchSamples[runs.firstCount + index] = runs.second[index] }
+        // 2) Block energies; the rise of each block over the loudest of the four before it.
+        let blockCount = total / blockFrames
+        var context = InlineArray<4, Float>(repeating: 0)
+        var bestRise: Float = -1
+        var bestBlock = Self.contextBlocks
+        for block in 0..<blockCount {
+            let start = UnsafePointer(searchSamples.base + block * blockFrames)
+            let energy = realtimeDotProduct(start, start, count: blockFrames)
+            if block >= Self.contextBlocks {
+                let rise = energy - max(max(context[0], context[1]), max(context[2], context[3]))
+                if rise > bestRise {
+                    bestRise = rise
+                    bestBlock = block
+                }
+            }
+            context[0] = context[1]
+            context[1] = context[2]
+            context[2] = context[3]
+            context[3] = energy
+        }
+        // 3) The loudest sample of that block.
+        var loudestIndex = bestBlock * blockFrames
+        var loudest: Float = -1
+        for index in (bestBlock * blockFrames)..<((bestBlock + 1) * blockFrames) {
+            let magnitude = abs(searchSamples[index])
+            if magnitude > loudest {
+                loudest = magnitude
+                loudestIndex = index
+            }
+        }
+        // Element `index` of the region is `total − 1 − index` samples old.
+        return Double(hopEndFrame - Int64(total - loudestIndex))
+    }
+
+    @_noLocks
+    mutating func reset() {
+        previousLogPower.fill(with: 0)
+        mean = 0
+        meanSquare = 0
+        hopCount = 0
+        lastOnsetFrame = -1e12
+        primed = false
+    }
+}
+
+/// The onset signal of one hop and, when `strength > 0`, an onset.
+struct OnsetResult {
+    /// Weighted mean positive log-power change per bin (nats), ≥ 0.
+    var flux: Float
+    var strength: Float
+    var timeFrames: Double
+}

@@ -1,0 +1,350 @@
+import Glibc
+
+/// Tempo from the autocorrelation of the onset signal (seed 000, after Scheirer 1998 and Ellis
+/// 2007), computed incrementally so that no hop does more than O(lags) work.
+///
+/// Per hop: the onset signal is log-compressed (`ln(1 + 10x)`), detrended (minus its mean over
+/// the last 2 s), and every lag's autocorrelation is updated recursively:
+/// `A[L] ← A[L] + β·(d[n]·d[n−L] − A[L])`, with β = 1 − exp(−hop/τ) (τ = `tempoMemorySeconds`),
+/// normalised by the same recursion applied to 1 so that the first seconds are plain averages.
+/// Every `estimateIntervalSeconds` a tempo estimate is read from it: the highest peak in the BPM
+/// range, the octave check against its double/half, a confidence (`A[peak] / A[0]`) and a
+/// silence gate (variance of the raw onset signal). The shown tempo changes only when two of the
+/// last three estimates agree within ±5 BPM; three estimates in a row more than 10 BPM from the
+/// shown tempo (or without a tempo) drop the lock and restart the autocorrelation.
+///
+/// `init` allocates; `update` is real-time safe.
+struct TempoEstimator: ~Copyable {
+    let frameRateHz: Double
+    let minimumLag: Double
+    let maximumLag: Double
+    let maximumBpm: Double
+    /// Lags kept: up to `combMultiples` periods of the slowest tempo.
+    let lagCount: Int
+    private let preferredMinimumLag: Double
+    private let preferredMaximumLag: Double
+    private let minimumConfidence: Float
+    private let step: Float
+    /// Normaliser a lag reaches after `warmUpSeconds` of products: lags below it are not read
+    /// (their few first products, e.g. with the loud start of a signal, would count as a whole
+    /// average).
+    private let minimumWeight: Float
+    private let estimateIntervalHops: Int
+    /// Detrended onset signal: a power-of-two ring stored twice over (each value at i and
+    /// i + size), so the newest `lagCount` values are always one contiguous run and the
+    /// per-lag loop vectorises.
+    private let detrended: RealtimeBuffer
+    private let detrendedMask: Int
+    private var detrendedWrite = 0
+    /// Compressed onset signal over the detrending window, and its running sum.
+    private let compressed: RealtimeBuffer
+    private var compressedWrite = 0
+    private var compressedSum: Double = 0
+    private var compressedCount = 0
+    /// Running autocorrelation and its normaliser, lags 0 ..< lagCount.
+    private let correlation: RealtimeBuffer
+    private let weight: RealtimeBuffer
+    /// `correlation / weight / (correlation[0] / weight[0])` per lag, computed once per estimate
+    /// (0 where a lag has less than a warm-up of products).
+    private let normalisedCorrelation: RealtimeBuffer
+    /// Running mean and mean square of the raw onset signal (the silence gate).
+    private var fluxMean: Float = 0
+    private var fluxMeanSquare: Float = 0
+    private var fluxWeight: Float = 0
+    private var hopsUntilEstimate: Int
+    /// Hops since the autocorrelation restarted, and since the onset signal started.
+    private var hopsSinceRestart = 0
+    private var hopsOfSignal = 0
+    /// The last three estimates in BPM, newest first (0 = no tempo).
+    private var recent: (Float, Float, Float) = (0, 0, 0)
+    private var divergentCount = 0
+
+    /// The shown (agreed) tempo in BPM, 0 when none.
+    private(set) var agreedBpm: Float = 0
+    /// Confidence of the latest estimate.
+    private(set) var confidence: Float = 0
+    /// Set when the tempo was doubled on the beat grid's evidence, until the next restart.
+    private var octaveRaised = false
+    /// `r(period / 2) / r(period)` of the latest estimate (0 when the double is out of range).
+    private(set) var doubleTempoEvidence: Float = 0
+    /// Counts restarts (locks dropped); the tracker reseeds when it changes.
+    private(set) var generation = 0
+
+    static var compressionGain: Float { 10 }
+    static var detrendSeconds: Double { 2.0 }
+    static var estimateIntervalSeconds: Double { 0.5 }
+    static var agreementBpm: Float { 5 }
+    static var divergenceBpm: Float { 10 }
+    static var divergentEstimatesForReset: Int { 3 }
+    /// Octave check: the faster of a tempo and its double wins when its autocorrelation peak is
+    /// at least `strongRatio` of the slower one's; the slower wins below `weakRatio` (the seed's
+    /// 40 %); in between, the octave already shown is kept (stickiness; down to half the weak
+    /// ratio), else the preferred range decides (and the faster wins if it cannot).
+    static var strongRatio: Float { 0.75 }
+    static var weakRatio: Float { 0.2 }
+    /// Variance of the raw onset signal (nats²) below which there is no tempo: silence and
+    /// steady tones.
+    static var silenceVariance: Float { 1e-3 }
+    /// Autocorrelation collected before the first estimate counts (s).
+    static var combMultiples: Int { 4 }
+    static var lagGridStep: Float { 0.5 }
+    static var warmUpSeconds: Double { 1.0 }
+
+    init(configuration: RhythmConfiguration, frameRateHz: Double) {
+        self.frameRateHz = frameRateHz
+        let hopSeconds = 1 / frameRateHz
+        minimumLag = 60 / configuration.maximumBpm * frameRateHz
+        maximumBpm = configuration.maximumBpm
+        maximumLag = 60 / configuration.minimumBpm * frameRateHz
+        preferredMinimumLag = 60 / configuration.preferredMaximumBpm * frameRateHz
+        preferredMaximumLag = 60 / configuration.preferredMinimumBpm * frameRateHz
+        lagCount = Int((Double(Self.combMultiples) * maximumLag).rounded(.up)) + 3
+        minimumConfidence = Float(configuration.minimumConfidence)
+        step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
+        minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
+        estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
+        var size = 1
+        while size < lagCount { size <<= 1 }
+        detrended = RealtimeBuffer(count: 2 * size, repeating: 0)
+        detrendedMask = size - 1
+        compressed = RealtimeBuffer(count: max(1, Int((Self.detrendSeconds * frameRateHz).rounded())), repeating: 0)
+        correlation = RealtimeBuffer(count: lagCount, repeating: 0)
+        weight = RealtimeBuffer(count: lagCount, repeating: 0)
+        normalisedCorrelation = RealtimeBuffer(count: lagCount, repeating: 0)
+        hopsUntilEstimate = estimateIntervalHops
+    }
+
+    /// Takes the onset signal of one hop. Real-time safe; O(lags).
+    @_noLocks
+    mutating func update(flux: Float) {
+        // 1) Silence gate statistics on the raw signal.
+        fluxWeight += step * (1 - fluxWeight)
+        fluxMean += step * (flux - fluxMean)
+        fluxMeanSquare += step * (flux * flux - fluxMeanSquare)
+
+        // 2) Log compression and detrending (minus the mean of the last 2 s).
+        let value = realtimeLog1p(Self.compressionGain * flux)
+        if compressedCount == compressed.count {
+            compressedSum -= Double(compressed[compressedWrite])
+        } else {
+            compressedCount += 1
+        }
+        compressed[compressedWrite] = value
+        compressedSum += Double(value)
+        compressedWrite = compressedWrite + 1 == compressed.count ? 0 : compressedWrite + 1
+        let current = value - Float(compressedSum / Double(compressedCount))
+        detrended[detrendedWrite] = current
+        detrended[detrendedWrite + detrendedMask + 1] = current
+        // The newest value sits at `newest`; lag L is at `newest − L` (never below 0).
+        let newest = detrendedWrite + detrendedMask + 1
+        detrendedWrite = (detrendedWrite + 1) & detrendedMask
+
+        // 3) Recursive autocorrelation, every lag that has data since the restart.
+        hopsSinceRestart += 1
+        hopsOfSignal = min(hopsOfSignal + 1, lagCount)
+        let validLags = hopsOfSignal
+        let history = detrended.base + newest
+        for lag in 0..<validLags {
+            let product = current * history[-lag]
+            correlation[lag] += step * (product - correlation[lag])
+            weight[lag] += step * (1 - weight[lag])
+        }
+
+        // 4) A new estimate every interval.
+        hopsUntilEstimate -= 1
+        guard hopsUntilEstimate <= 0 else { return }
+        hopsUntilEstimate = estimateIntervalHops
+        let estimate = estimateBpm()
+        decide(estimate)
+    }
+
+    /// Normalised autocorrelation at an integer lag.
+    @inline(__always) @_noLocks
+    private func normalised(_ lag: Int) -> Float {
+        let zero = correlation[0] / max(weight[0], 1e-9)
+        guard zero > 0, lag >= 0, lag < lagCount, weight[lag] >= minimumWeight else { return 0 }
+        return correlation[lag] / weight[lag] / zero
+    }
+
+    /// Normalised autocorrelation at a fractional lag (linear interpolation); 0 beyond the lags
+    /// that hold data.
+    @inline(__always) @_noLocks
+    private func normalised(at lag: Float) -> Float {
+        guard lag >= 0 else { return 0 }
+        let lower = Int(lag)
+        guard lower + 1 < lagCount, weight[lower + 1] >= minimumWeight else { return 0 }
+        let fraction = lag - Float(lower)
+        return normalisedCorrelation[lower] * (1 - fraction) + normalisedCorrelation[lower + 1] * fraction
+    }
+
+    /// Pulse salience of a beat period: the mean normalised autocorrelation at its first
+    /// `combMultiples` multiples (those with data). A real beat period correlates at all of
+    /// them; syncopated patterns correlate weakly at one beat but strongly at two and four.
+    @_noLocks
+    private func salience(_ lag: Float) -> Float {
+        var sum: Float = 0
+        var count: Float = 0
+        for multiple in 1...Self.combMultiples {
+            let position = lag * Float(multiple)
+            guard Int(position) + 1 < lagCount, weight[Int(position) + 1] >= minimumWeight else { break }
+            sum += normalised(at: position)
+            count += 1
+        }
+        return count > 0 ? sum / count : 0
+    }
+
+    /// Evidence for the double tempo of `lag` (beat period lag / 2): the correlation at half the
+    /// lag against the correlation at the lag (the seed's check). Further multiples are left out:
+    /// the bar-level repetition at 4 beats would always count against the faster tempo.
+    @_noLocks
+    private func doubleTempoRatio(_ lag: Float) -> Float {
+        let odd = max(0, normalised(at: lag / 2))
+        let even = max(0, normalised(at: lag))
+        guard even > 0 else { return odd > 0 ? 1 : 0 }
+        return odd / even
+    }
+
+    /// One raw estimate in BPM (0 = none), setting `confidence`.
+    @_noLocks
+    private mutating func estimateBpm() -> Float {
+        confidence = 0
+        // Every period in the range needs a warm-up's worth of products (the first ~2 s).
+        guard weight[min(lagCount - 1, Int(maximumLag) + 1)] >= minimumWeight else { return 0 }
+        // Silence gate: steady tones and silence have (nearly) no flux variance.
+        let mean = fluxMean / max(fluxWeight, 1e-9)
+        let variance = fluxMeanSquare / max(fluxWeight, 1e-9) - mean * mean
+        guard variance >= Self.silenceVariance else { return 0 }
+        for lag in 0..<lagCount { normalisedCorrelation[lag] = normalised(lag) }
+
+        // 1) The most salient period in the BPM range, on a half-lag grid, refined by a parabola.
+        let low = Float(minimumLag), high = Float(maximumLag)
+        var bestLag = low, best: Float = -1
+        var lag = low
+        while lag <= high {
+            let value = salience(lag)
+            if value > best {
+                best = value
+                bestLag = lag
+            }
+            lag += Self.lagGridStep
+        }
+        guard best > 0 else { return 0 }
+        let before = salience(bestLag - Self.lagGridStep), after = salience(bestLag + Self.lagGridStep)
+        let curvature = before - 2 * best + after
+        if curvature < 0 && before <= best && after <= best {
+            bestLag += Self.lagGridStep * 0.5 * (before - after) / curvature
+        }
+        // 2) Octave check: the double tempo (half lag), or else the half tempo (double lag).
+        if bestLag / 2 >= low - 0.5 {
+            if prefersFaster(ratio: doubleTempoRatio(bestLag), fasterLag: bestLag / 2, slowerLag: bestLag) { bestLag /= 2 }
+        } else if bestLag * 2 <= high + 0.5 {
+            if !prefersFaster(ratio: doubleTempoRatio(bestLag * 2), fasterLag: bestLag, slowerLag: bestLag * 2) { bestLag *= 2 }
+        }
+        // 3) Confidence: the salience of the chosen period.
+        let chosen = salience(bestLag)
+        doubleTempoEvidence = bestLag / 2 >= low - 0.5 ? doubleTempoRatio(bestLag) : 0
+        confidence = clampUnit(chosen)
+        guard chosen >= minimumConfidence, bestLag > 0 else { return 0 }
+        let bpm = Float(60 * frameRateHz) / bestLag
+        return bpm.isFinite ? bpm : 0
+    }
+
+    @_noLocks
+    private func prefersFaster(ratio: Float, fasterLag: Float, slowerLag: Float) -> Bool {
+        if ratio >= Self.strongRatio { return true }
+        if ratio < Self.weakRatio * 0.5 { return false }
+        // Octave stickiness: between the clear cases, keep the octave already shown.
+        if agreedBpm > 0 {
+            let shownLag = Float(60 * frameRateHz) / agreedBpm
+            if abs(shownLag - slowerLag) <= 0.05 * slowerLag { return false }
+            if abs(shownLag - fasterLag) <= 0.05 * fasterLag { return true }
+        }
+        if ratio < Self.weakRatio { return false }
+        let fasterPreferred = Double(fasterLag) >= preferredMinimumLag && Double(fasterLag) <= preferredMaximumLag
+        let slowerPreferred = Double(slowerLag) >= preferredMinimumLag && Double(slowerLag) <= preferredMaximumLag
+        return !(slowerPreferred && !fasterPreferred)
+    }
+
+    /// 2-of-3 agreement, divergence reset.
+    @_noLocks
+    private mutating func decide(_ rawEstimate: Float) {
+        var estimate = rawEstimate
+        // After the beat grid raised the octave, estimates of half the tempo count as the tempo.
+        if octaveRaised && agreedBpm > 0 && abs(2 * estimate - agreedBpm) <= Self.agreementBpm { estimate *= 2 }
+        recent = (estimate, recent.0, recent.1)
+        // The agreeing pair (newest first), if any.
+        var agreed: Float = 0
+        if Self.agree(recent.0, recent.1) {
+            agreed = 0.5 * (recent.0 + recent.1)
+        } else if Self.agree(recent.0, recent.2) {
+            agreed = 0.5 * (recent.0 + recent.2)
+        } else if Self.agree(recent.1, recent.2) {
+            agreed = 0.5 * (recent.1 + recent.2)
+        }
+        if agreedBpm > 0 {
+            divergentCount = abs(estimate - agreedBpm) > Self.divergenceBpm || estimate == 0 ? divergentCount + 1 : 0
+            if divergentCount >= Self.divergentEstimatesForReset && !(agreed > 0 && Self.agree(agreed, estimate)) {
+                restart()
+                return
+            }
+        }
+        if agreed > 0 {
+            agreedBpm = agreed
+            if divergentCount > 0 && abs(agreed - estimate) <= Self.agreementBpm { divergentCount = 0 }
+        }
+    }
+
+    @inline(__always) @_noLocks
+    private static func agree(_ first: Float, _ second: Float) -> Bool {
+        first > 0 && second > 0 && abs(first - second) <= agreementBpm
+    }
+
+    /// Adopts the double of the agreed tempo (the beat tracker found the onsets halfway between
+    /// its beats as strong as those on them), unless the autocorrelation clearly says the slower
+    /// tempo or the double is out of range. Real-time safe.
+    @_noLocks
+    mutating func adoptDoubleTempo() {
+        let doubled = 2 * agreedBpm
+        guard agreedBpm > 0, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5 else { return }
+        agreedBpm = doubled
+        recent = (doubled, doubled, recent.0 > 0 ? 2 * recent.0 : 0)
+        divergentCount = 0
+        octaveRaised = true
+    }
+
+    /// The normalised autocorrelation per lag (inspection; allocates).
+    var normalisedAutocorrelation: [Float] { (0..<lagCount).map { normalised($0) } }
+
+    /// Drops the lock and the autocorrelation; keeps the recent onset signal, so the new tempo
+    /// is measured from data already in hand. Real-time safe.
+    @_noLocks
+    mutating func restart() {
+        correlation.fill(with: 0)
+        weight.fill(with: 0)
+        hopsSinceRestart = 0
+        recent = (0, 0, 0)
+        divergentCount = 0
+        agreedBpm = 0
+        confidence = 0
+        doubleTempoEvidence = 0
+        octaveRaised = false
+        generation &+= 1
+        hopsUntilEstimate = estimateIntervalHops
+    }
+
+    /// Clears everything (as if just prepared). Real-time safe.
+    @_noLocks
+    mutating func reset() {
+        restart()
+        detrended.fill(with: 0)
+        detrendedWrite = 0
+        hopsOfSignal = 0
+        compressed.fill(with: 0)
+        compressedWrite = 0
+        compressedSum = 0
+        compressedCount = 0
+        fluxMean = 0
+        fluxMeanSquare = 0
+        fluxWeight = 0
+    }
+}

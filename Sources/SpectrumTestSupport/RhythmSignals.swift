@@ -1,0 +1,145 @@
+import Foundation
+
+/// A drum or click signal with its true beat times. Allocates; for tests and benchmarks only.
+public struct RhythmSignal: Sendable {
+    public var samples: [Float]
+    /// Every beat (quarter note) of the pattern, in seconds from the start.
+    public var beatTimesSeconds: [Double]
+    public var sampleRateHz: Double
+
+    public init(samples: [Float], beatTimesSeconds: [Double], sampleRateHz: Double) {
+        self.samples = samples
+        self.beatTimesSeconds = beatTimesSeconds
+        self.sampleRateHz = sampleRateHz
+    }
+
+    /// The true beat nearest to `seconds`, and the distance to it in seconds.
+    public func nearestBeat(toSeconds seconds: Double) -> (index: Int, errorSeconds: Double) {
+        var best = 0
+        for (index, time) in beatTimesSeconds.enumerated() where abs(time - seconds) < abs(beatTimesSeconds[best] - seconds) {
+            best = index
+        }
+        return (best, seconds - beatTimesSeconds[best])
+    }
+}
+
+/// Percussive voices of the synthetic drum patterns.
+public enum DrumVoice: Sendable {
+    /// A metronome click: 2 ms of decaying white noise.
+    case click
+    /// Acoustic-style kick: a sine sweeping 150 → 45 Hz, 120 ms decay, plus a 10 ms noise click.
+    case kick
+    /// Snare: 180 Hz body (40 ms) and noise (60 ms).
+    case snare
+    /// Closed hi-hat: noise high-passed at 7 kHz (12 dB/octave), 25 ms decay.
+    case hat
+}
+
+/// A one-bar (4/4, sixteen sixteenth-note steps) drum pattern.
+public struct DrumPattern: Sendable {
+    public var name: String
+    public var events: [(step: Int, voice: DrumVoice)]
+
+    public init(name: String, events: [(step: Int, voice: DrumVoice)]) {
+        self.name = name
+        self.events = events
+    }
+
+    /// A click on every beat.
+    public static let clicks = DrumPattern(name: "clicks", events: [(0, .click), (4, .click), (8, .click), (12, .click)])
+    /// Rock backbeat: kick on 1 and 3, snare on 2 and 4, hi-hat eighths.
+    public static let rock = DrumPattern(name: "rock", events: [(0, .kick), (8, .kick), (4, .snare), (12, .snare)]
+        + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
+    /// Four on the floor: kick on every beat, snare (clap) on 2 and 4, off-beat hi-hats.
+    public static let fourOnTheFloor = DrumPattern(name: "four on the floor", events: [(0, .kick), (4, .kick), (8, .kick), (12, .kick), (4, .snare), (12, .snare)]
+        + stride(from: 2, to: 16, by: 4).map { ($0, DrumVoice.hat) })
+    /// Syncopated two-step (drum & bass / breakbeat): kick on 1 and the "and" of 3, snare on 2
+    /// and 4, a ghost kick on the last sixteenth, hi-hat eighths.
+    public static let syncopated = DrumPattern(name: "syncopated", events: [(0, .kick), (10, .kick), (15, .kick), (4, .snare), (12, .snare)]
+        + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
+}
+
+extension TestSignals {
+    /// `pattern` played at each (bpm, seconds) segment in turn (bars continue across a change),
+    /// starting `offsetSeconds` in, over optional pink noise.
+    public static func rhythm(_ pattern: DrumPattern, segments: [(bpm: Double, seconds: Double)], sampleRateHz: Double,
+                              offsetSeconds: Double = 0.137, noiseAmplitude: Double = 0, seed: UInt64 = 5) -> RhythmSignal {
+        let totalSeconds = segments.reduce(0) { $0 + $1.seconds }
+        var samples = noiseAmplitude > 0
+            ? pinkNoise(sampleRateHz: sampleRateHz, seconds: totalSeconds, amplitude: noiseAmplitude, seed: seed)
+            : [Float](repeating: 0, count: Int(totalSeconds * sampleRateHz))
+        var generator = SeededGenerator(seed: seed &+ 1)
+        let voices: [DrumVoice: [Float]] = [
+            .click: voice(.click, sampleRateHz: sampleRateHz, using: &generator),
+            .kick: voice(.kick, sampleRateHz: sampleRateHz, using: &generator),
+            .snare: voice(.snare, sampleRateHz: sampleRateHz, using: &generator),
+            .hat: voice(.hat, sampleRateHz: sampleRateHz, using: &generator),
+        ]
+        var beats: [Double] = []
+        var segmentStart = 0.0
+        var barStart = offsetSeconds
+        for segment in segments {
+            let segmentEnd = segmentStart + segment.seconds
+            let stepSeconds = 60 / segment.bpm / 4
+            while barStart < segmentEnd {
+                for beat in 0..<4 where barStart + Double(beat * 4) * stepSeconds < min(segmentEnd, totalSeconds) {
+                    beats.append(barStart + Double(beat * 4) * stepSeconds)
+                }
+                for event in pattern.events {
+                    let time = barStart + Double(event.step) * stepSeconds
+                    guard time < segmentEnd else { continue }
+                    let start = Int((time * sampleRateHz).rounded())
+                    for (offset, value) in voices[event.voice]!.enumerated() where start + offset < samples.count {
+                        samples[start + offset] += value
+                    }
+                }
+                barStart += 16 * stepSeconds
+            }
+            segmentStart = segmentEnd
+        }
+        return RhythmSignal(samples: samples, beatTimesSeconds: beats, sampleRateHz: sampleRateHz)
+    }
+
+    /// A click on every beat.
+    public static func clickTrain(bpm: Double, sampleRateHz: Double, seconds: Double, offsetSeconds: Double = 0.137) -> RhythmSignal {
+        rhythm(.clicks, segments: [(bpm, seconds)], sampleRateHz: sampleRateHz, offsetSeconds: offsetSeconds)
+    }
+
+    static func voice(_ voice: DrumVoice, sampleRateHz: Double, using generator: inout SeededGenerator) -> [Float] {
+        // White noise with the same power per Hz at every sample rate (as at 48 kHz), so that a
+        // voice sounds the same at 44.1, 48 and 96 kHz.
+        let noiseScale = (sampleRateHz / 48_000).squareRoot()
+        func noise() -> Double { noiseScale * Double.random(in: -1...1, using: &generator) }
+        switch voice {
+        case .click:
+            return (0..<Int(0.002 * sampleRateHz)).map { Float(0.8 * exp(-Double($0) / sampleRateHz / 0.0005) * noise()) }
+        case .kick:
+            var phase = 0.0
+            return (0..<Int(0.4 * sampleRateHz)).map { index in
+                let time = Double(index) / sampleRateHz
+                phase += 2 * .pi * (45 + 105 * exp(-time / 0.04)) / sampleRateHz
+                return Float(0.8 * exp(-time / 0.12) * sin(phase) + 0.4 * exp(-time / 0.01) * noise())
+            }
+        case .snare:
+            return (0..<Int(0.3 * sampleRateHz)).map { index in
+                let time = Double(index) / sampleRateHz
+                return Float(0.4 * exp(-time / 0.04) * sin(2 * .pi * 180 * time) + 0.5 * exp(-time / 0.06) * noise())
+            }
+        case .hat:
+            // Two one-pole high-passes at 7 kHz (12 dB/octave below; sample-rate independent):
+            // a closed hat's energy lies mostly above 6 kHz.
+            let pole = exp(-2 * .pi * 7_000 / sampleRateHz)
+            var input1 = 0.0, output1 = 0.0, output2 = 0.0
+            return (0..<Int(0.12 * sampleRateHz)).map { index in
+                let time = Double(index) / sampleRateHz
+                let white = noise()
+                let first = pole * (output1 + white - input1)
+                let second = pole * (output2 + first - output1)
+                input1 = white
+                output1 = first
+                output2 = second
+                return Float(0.3 * exp(-time / 0.025) * second)
+            }
+        }
+    }
+}

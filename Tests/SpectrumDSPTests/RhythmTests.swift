@@ -1,0 +1,195 @@
+import Testing
+import SpectrumDSP
+import SpectrumTestSupport
+
+/// Onsets, tempo and beats on synthetic click trains and drum patterns with known beat times.
+@Suite struct RhythmTests {
+    static let sampleRates: [Double] = [44_100, 48_000, 96_000]
+    static let tempos: [Double] = [70, 100, 120, 128, 140, 174]
+
+    static func frames(_ signal: RhythmSignal, configuration: AnalysisConfiguration = AnalysisConfiguration(),
+                       blockSizes: [Int] = [512]) throws -> [AnalysisFrame] {
+        var analyzer = try Analyzer(configuration: configuration, sampleRateHz: signal.sampleRateHz)
+        return OfflineDriver.frames(&analyzer, signal: signal.samples, blockSizes: blockSizes)
+    }
+
+    static func seconds(_ frame: AnalysisFrame, _ sampleRateHz: Double) -> Double {
+        Double(frame.streamFrame) / sampleRateHz
+    }
+
+    /// From `fromSeconds` to `toSeconds`: BPM within ±1 of `bpm` on every frame, and every beat
+    /// event within ±20 ms of a true beat, with no beat missed or doubled.
+    static func expectLocked(_ frames: [AnalysisFrame], _ signal: RhythmSignal, bpm: Double,
+                             fromSeconds: Double, toSeconds: Double, _ label: String) {
+        let rate = signal.sampleRateHz
+        let window = frames.filter { seconds($0, rate) >= fromSeconds && seconds($0, rate) < toSeconds }
+        let wrong = window.filter { abs(Double($0.tempo.bpm) - bpm) > 1 }
+        #expect(wrong.count == 0, "\(label): \(wrong.count) of \(window.count) frames off by more than 1 BPM, e.g. \(wrong.first?.tempo.bpm ?? 0) at \(wrong.first.map { seconds($0, rate) } ?? 0) s")
+        let beats = window.filter { $0.beat.isBeat }
+        var matched = Set<Int>()
+        for beat in beats {
+            let nearest = signal.nearestBeat(toSeconds: beat.beat.timeFrames / rate)
+            #expect(abs(nearest.errorSeconds) <= 0.020, "\(label): beat at \(beat.beat.timeFrames / rate) s is \(nearest.errorSeconds * 1000) ms from a true beat")
+            matched.insert(nearest.index)
+        }
+        #expect(matched.count == beats.count, "\(label): two beat events for one beat")
+        // Every true beat inside the window (half a beat from its edges) has an event.
+        let period = 60 / bpm
+        let expected = signal.beatTimesSeconds.filter { $0 >= fromSeconds + period / 2 && $0 < toSeconds - period / 2 }.count
+        #expect(beats.count >= expected, "\(label): \(beats.count) beat events for \(expected) beats")
+    }
+
+    @Test(arguments: sampleRates)
+    func clickTrainsAndDrumPatternsLockWithinFourSeconds(sampleRateHz: Double) throws {
+        for pattern in [DrumPattern.clicks, .rock, .fourOnTheFloor] {
+            for bpm in Self.tempos {
+                let signal = TestSignals.rhythm(pattern, segments: [(bpm, 6)], sampleRateHz: sampleRateHz)
+                let frames = try Self.frames(signal)
+                Self.expectLocked(frames, signal, bpm: bpm, fromSeconds: 4, toSeconds: 6, "\(pattern.name) \(bpm) BPM at \(sampleRateHz) Hz")
+            }
+        }
+    }
+
+    @Test(arguments: tempos)
+    func syncopatedPatternLocksAtItsTempo(bpm: Double) throws {
+        // Known weakness: at 70 BPM the hat eighths and the kick on the "and" of 3 make 140 as
+        // plausible as 70, and the analyser may pick 140; see docs/dsp.md.
+        let fragile: Set<Double> = [70]
+        let signal = TestSignals.rhythm(.syncopated, segments: [(bpm, 8)], sampleRateHz: 48_000)
+        let frames = try Self.frames(signal)
+        if fragile.contains(bpm) {
+            withKnownIssue("syncopated pattern at \(bpm) BPM may lock an octave off", isIntermittent: true) {
+                Self.expectLocked(frames, signal, bpm: bpm, fromSeconds: 4.5, toSeconds: 8, "syncopated \(bpm) BPM")
+            }
+        } else {
+            Self.expectLocked(frames, signal, bpm: bpm, fromSeconds: 4.5, toSeconds: 8, "syncopated \(bpm) BPM")
+        }
+    }
+
+    @Test(arguments: [(120.0, 128.0), (100.0, 140.0)])
+    func tempoChangesAreFollowedWithinFiveSeconds(from: Double, to: Double) throws {
+        for pattern in [DrumPattern.clicks, .rock] {
+            let signal = TestSignals.rhythm(pattern, segments: [(from, 6), (to, 9)], sampleRateHz: 48_000)
+            let frames = try Self.frames(signal)
+            Self.expectLocked(frames, signal, bpm: from, fromSeconds: 4, toSeconds: 6, "\(pattern.name) before \(from) → \(to)")
+            Self.expectLocked(frames, signal, bpm: to, fromSeconds: 11, toSeconds: 15, "\(pattern.name) after \(from) → \(to)")
+        }
+    }
+
+    @Test(arguments: sampleRates)
+    func silenceTonesAndNoiseHaveNoTempoAndNoBeats(sampleRateHz: Double) throws {
+        let signals: [(String, [Float])] = [
+            ("silence", TestSignals.silence(sampleRateHz: sampleRateHz, seconds: 6)),
+            ("220 Hz tone", TestSignals.sine(frequencyHz: 220, sampleRateHz: sampleRateHz, seconds: 6)),
+            ("55 Hz tone", TestSignals.sine(frequencyHz: 55, sampleRateHz: sampleRateHz, seconds: 6, amplitude: 0.8)),
+            ("pink noise", TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: 10)),
+            ("white noise", TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 8, amplitude: 0.3)),
+        ]
+        for (name, samples) in signals {
+            var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+            let frames = OfflineDriver.frames(&analyzer, signal: samples)
+            let locked = frames.filter { $0.tempo.bpm != 0 }.count
+            let beats = frames.filter { $0.beat.isBeat }.count
+            #expect(locked == 0 && beats == 0, "\(name) at \(sampleRateHz) Hz: \(locked) frames with a tempo, \(beats) beats")
+            #expect(frames.allSatisfy { $0.tempo.phase == 0 && $0.tempo.confidence.isFinite })
+        }
+    }
+
+    @Test func clickOnsetsAreFoundAtTheirSample() throws {
+        for sampleRateHz in Self.sampleRates {
+            let signal = TestSignals.clickTrain(bpm: 100, sampleRateHz: sampleRateHz, seconds: 4)
+            let onsets = try Self.frames(signal).filter { $0.onset.isOnset }
+            #expect(onsets.count == signal.beatTimesSeconds.count, "\(sampleRateHz) Hz: \(onsets.count) onsets")
+            for frame in onsets {
+                let error = signal.nearestBeat(toSeconds: frame.onset.timeFrames / sampleRateHz).errorSeconds
+                #expect(abs(error) < 0.001, "\(sampleRateHz) Hz: onset \(error * 1000) ms from its click")
+                #expect(frame.onset.strength > 0 && frame.onset.strength <= 1)
+                // The onset lies in the newest hop and a half of its frame.
+                #expect(frame.onset.timeFrames < Double(frame.streamFrame))
+            }
+        }
+    }
+
+    @Test func anyBlockSizeGivesTheSameOnsetsTempoAndBeats() throws {
+        let signal = TestSignals.rhythm(.rock, segments: [(128, 5)], sampleRateHz: 48_000)
+        let expected = try Self.frames(signal, blockSizes: [signal.samples.count])
+        #expect(expected.filter { $0.onset.isOnset }.count >= 10)
+        #expect(expected.contains { $0.beat.isBeat })
+        for blockSizes in [[1], [63], [64], [1000], [4096], [0, 1, 63, 64, 1000, 4096, 0, 17]] {
+            let frames = try Self.frames(signal, blockSizes: blockSizes)
+            #expect(frames.count == expected.count)
+            let same = zip(frames, expected).allSatisfy { $0.onset == $1.onset && $0.tempo == $1.tempo && $0.beat == $1.beat }
+            #expect(same, "blocks \(blockSizes)")
+        }
+    }
+
+    @Test func beatsCountAndCycleThroughTheBar() throws {
+        var configuration = AnalysisConfiguration()
+        configuration.rhythm.beatsPerBar = 3
+        let signal = TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 8)
+        let beats = try Self.frames(signal, configuration: configuration).filter { $0.beat.isBeat }.map { $0.beat }
+        #expect(beats.count >= 8)
+        for (index, beat) in beats.enumerated() {
+            #expect(beat.count == Int32(index + 1))
+            #expect(beat.inBar == Int32(index % 3 + 1))
+        }
+    }
+
+    @Test func leadTimeReportsBeatsEarlyAndShiftsThePhase() throws {
+        let signal = TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 7)
+        let plain = try Self.frames(signal).filter { Self.seconds($0, 48_000) > 4 }
+        var configuration = AnalysisConfiguration()
+        configuration.rhythm.leadMilliseconds = 100
+        let early = try Self.frames(signal, configuration: configuration).filter { Self.seconds($0, 48_000) > 4 }
+        let lead = 0.1 * 48_000, hop = 800.0
+        for frame in early where frame.beat.isBeat {
+            // Reported in the hop in which (beat − lead) falls, with the beat's own time.
+            let reportTime = frame.beat.timeFrames - lead
+            #expect(reportTime < Double(frame.streamFrame) && reportTime >= Double(frame.streamFrame) - hop, "beat at \(frame.beat.timeFrames)")
+            #expect(abs(signal.nearestBeat(toSeconds: frame.beat.timeFrames / 48_000).errorSeconds) <= 0.020)
+        }
+        #expect(early.filter { $0.beat.isBeat }.count == plain.filter { $0.beat.isBeat }.count)
+        // The phase runs 100 ms (0.2 beat at 120 BPM) ahead.
+        for (withLead, without) in zip(early, plain) {
+            var difference = Double(withLead.tempo.phase - without.tempo.phase)
+            difference -= difference.rounded(.down)
+            #expect(abs(difference - 0.2) < 0.02, "phase \(withLead.tempo.phase) vs \(without.tempo.phase)")
+        }
+    }
+
+    @Test func relearnForgetsTheTempoAndLocksAgain() throws {
+        let signal = TestSignals.rhythm(.fourOnTheFloor, segments: [(128, 10)], sampleRateHz: 48_000)
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000)
+        let half = 5 * 48_000
+        var frames = OfflineDriver.frames(&analyzer, signal: Array(signal.samples[..<half]))
+        #expect(abs(frames.last!.tempo.bpm - 128) <= 1)
+        analyzer.relearnTempo()
+        #expect(analyzer.frame.pointee.tempo.bpm == 0)
+        frames = OfflineDriver.frames(&analyzer, signal: Array(signal.samples[half...]))
+        #expect(frames.first!.tempo.bpm == 0, "the lock is gone after relearn")
+        #expect(frames.suffix(60).allSatisfy { abs($0.tempo.bpm - 128) <= 1 }, "locked again within 4 s")
+    }
+
+    @Test func disabledRhythmLeavesTheFieldsEmpty() throws {
+        var configuration = AnalysisConfiguration()
+        configuration.rhythm.enabled = false
+        let frames = try Self.frames(TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 5), configuration: configuration)
+        #expect(frames.allSatisfy { $0.onset == .none && $0.tempo == .none && $0.beat == .none })
+    }
+
+    @Test func badRhythmSettingsAreRejected() {
+        var narrow = AnalysisConfiguration()
+        narrow.rhythm.minimumBpm = 100
+        narrow.rhythm.maximumBpm = 120
+        var lead = AnalysisConfiguration()
+        lead.rhythm.leadMilliseconds = 800
+        var bar = AnalysisConfiguration()
+        bar.rhythm.beatsPerBar = 0
+        var preferred = AnalysisConfiguration()
+        preferred.rhythm.preferredMinimumBpm = 200
+        preferred.rhythm.preferredMaximumBpm = 250
+        for configuration in [narrow, lead, bar, preferred] {
+            #expect(throws: AnalysisConfigurationError.self) { try Analyzer(configuration: configuration, sampleRateHz: 48_000) }
+        }
+    }
+}
