@@ -19,12 +19,15 @@ public struct FrameEncoder: Sendable {
     public let sampleRateHz: Double
     /// Whether the tuner ran, so that `"pitch"` appears (an object, or null without a note).
     public let includesPitch: Bool
+    /// Whether onsets, tempo and beats ran, so that `"onset"`, `"tempo"` and `"beat"` appear.
+    public let includesRhythm: Bool
 
-    public init(format: FrameFormat, bandCount: Int, sampleRateHz: Double, includesPitch: Bool = false) {
+    public init(format: FrameFormat, bandCount: Int, sampleRateHz: Double, includesPitch: Bool = false, includesRhythm: Bool = false) {
         self.format = format
         self.bandCount = bandCount
         self.sampleRateHz = sampleRateHz
         self.includesPitch = includesPitch
+        self.includesRhythm = includesRhythm
     }
 
     /// The CSV header row; nothing for JSON Lines.
@@ -41,6 +44,7 @@ public struct FrameEncoder: Sendable {
         }
         buffer.append(contentsOf: ",rms,peak,dbfs,vu".utf8)
         if includesPitch { buffer.append(contentsOf: ",pitch_hz,pitch_midi,pitch_note,pitch_cents,pitch_confidence".utf8) }
+        if includesRhythm { buffer.append(contentsOf: ",onset,tempo_bpm,tempo_confidence,tempo_phase,beat_time,beat_count,beat_in_bar".utf8) }
         buffer.append(UInt8(ascii: "\n"))
     }
 
@@ -90,6 +94,34 @@ public struct FrameEncoder: Sendable {
                     buffer.append(contentsOf: #","pitch":null"#.utf8)
                 }
             }
+            if includesRhythm {
+                buffer.append(contentsOf: #","onset":"#.utf8)
+                if frame.onset.isOnset { Self.appendUnit(frame.onset.strength, to: &buffer) } else { buffer.append(contentsOf: "null".utf8) }
+                let tempo = frame.tempo
+                if tempo.isLocked {
+                    buffer.append(contentsOf: #","tempo":{"bpm":"#.utf8)
+                    Self.appendFixed(Double(tempo.bpm), decimals: 2, to: &buffer)
+                    buffer.append(contentsOf: #","confidence":"#.utf8)
+                    Self.appendUnit(tempo.confidence, to: &buffer)
+                    buffer.append(contentsOf: #","phase":"#.utf8)
+                    Self.appendUnit(tempo.phase, to: &buffer)
+                    buffer.append(UInt8(ascii: "}"))
+                } else {
+                    buffer.append(contentsOf: #","tempo":null"#.utf8)
+                }
+                let beat = frame.beat
+                if beat.isBeat {
+                    buffer.append(contentsOf: #","beat":{"time":"#.utf8)
+                    Self.appendFixed(beat.timeFrames / sampleRateHz, decimals: 6, to: &buffer)
+                    buffer.append(contentsOf: #","count":"#.utf8)
+                    Self.appendInteger(UInt64(max(beat.count, 0)), to: &buffer)
+                    buffer.append(contentsOf: #","in_bar":"#.utf8)
+                    Self.appendInteger(UInt64(max(beat.inBar, 0)), to: &buffer)
+                    buffer.append(UInt8(ascii: "}"))
+                } else {
+                    buffer.append(contentsOf: #","beat":null"#.utf8)
+                }
+            }
             buffer.append(contentsOf: "}\n".utf8)
         case .csv:
             Self.appendFixed(timeSeconds, decimals: 6, to: &buffer)
@@ -124,6 +156,32 @@ public struct FrameEncoder: Sendable {
                     Self.appendUnit(pitch.confidence, to: &buffer)
                 } else {
                     buffer.append(contentsOf: ",,,,,".utf8)
+                }
+            }
+            if includesRhythm {
+                buffer.append(UInt8(ascii: ","))
+                if frame.onset.isOnset { Self.appendUnit(frame.onset.strength, to: &buffer) }
+                let tempo = frame.tempo
+                if tempo.isLocked {
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendFixed(Double(tempo.bpm), decimals: 2, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendUnit(tempo.confidence, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendUnit(tempo.phase, to: &buffer)
+                } else {
+                    buffer.append(contentsOf: ",,,".utf8)
+                }
+                let beat = frame.beat
+                if beat.isBeat {
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendFixed(beat.timeFrames / sampleRateHz, decimals: 6, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendInteger(UInt64(max(beat.count, 0)), to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendInteger(UInt64(max(beat.inBar, 0)), to: &buffer)
+                } else {
+                    buffer.append(contentsOf: ",,,".utf8)
                 }
             }
             buffer.append(UInt8(ascii: "\n"))

@@ -42,7 +42,7 @@ public struct OfflineAnalysis {
         }
         let output = try OutputFile(path: outputPath)
         let encoder = FrameEncoder(format: format, bandCount: analyzer.bandCount, sampleRateHz: file.sampleRateHz,
-                                   includesPitch: configuration.pitch.enabled)
+                                   includesPitch: configuration.pitch.enabled, includesRhythm: configuration.rhythm.enabled)
         var buffer: [UInt8] = []
         buffer.reserveCapacity(writeChunkBytes + 64 * 1024)
         encoder.appendHeader(to: &buffer)

@@ -44,7 +44,7 @@ import Testing
         let toleranceDecibels = frequencyHz >= 200 ? 0.1 : 0.4
         var previousTime = 0.0
         for (index, frame) in frames.enumerated() {
-            #expect(Set(frame.keys) == ["time", "bands", "peaks", "level", "pitch"])
+            #expect(Set(frame.keys) == ["time", "bands", "peaks", "level", "pitch", "onset", "tempo", "beat"])
             let time = try #require(frame["time"] as? Double)
             #expect(time > previousTime)
             previousTime = time
@@ -70,6 +70,27 @@ import Testing
         #expect(abs(lastTime - Double(seconds)) < 1e-6)
     }
 
+    @Test func aGrooveGivesOnsetsATempoAndBeats() throws {
+        // Clicks at 120 BPM for 8 s: the tempo locks, beats fall on the clicks.
+        let scratch = try ScratchDirectory()
+        let path = scratch.path("clicks.wav")
+        let clicks = TestSignals.rhythm(.clicks, segments: [(120, 8)], sampleRateHz: 48_000)
+        try SoundFileWriter.writeWAV([clicks.samples], sampleRateHz: 48_000, encoding: .float32, to: path)
+        let result = try SpectrumProcess.run(["analyze", path])
+        #expect(result.status == 0)
+        let frames = try Self.jsonObjects(result.standardOutput)
+        let onsets = frames.filter { $0["onset"] is Double }
+        #expect((14...17).contains(onsets.count), "\(onsets.count) onsets for 16 clicks")
+        let last = try #require(frames.last?["tempo"] as? [String: Double])
+        #expect(abs(try #require(last["bpm"]) - 120) < 1)
+        let beats = frames.compactMap { $0["beat"] as? [String: Double] }
+        #expect(beats.count >= 6)
+        for beat in beats {
+            let time = try #require(beat["time"])
+            #expect(abs(clicks.nearestBeat(toSeconds: time).errorSeconds) < 0.02, "beat at \(time) s")
+        }
+    }
+
     @Test func csvHasAHeaderAndOneRowPerFrame() throws {
         let scratch = try ScratchDirectory()
         let input = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 1.5)
@@ -81,6 +102,7 @@ import Testing
         let header = try #require(rows.first).split(separator: ",").map(String.init)
         let expectedHeader = ["time"] + (0..<128).map { "band_\($0)" } + (0..<128).map { "peak_\($0)" } + ["rms", "peak", "dbfs", "vu"]
             + ["pitch_hz", "pitch_midi", "pitch_note", "pitch_cents", "pitch_confidence"]
+            + ["onset", "tempo_bpm", "tempo_confidence", "tempo_phase", "beat_time", "beat_count", "beat_in_bar"]
         #expect(header == expectedHeader)
         #expect(rows.count - 1 == 90)
         #expect(rows.last!.contains(",A4,"))
@@ -90,6 +112,7 @@ import Testing
             // Every cell a number, except the note name and the empty pitch cells of frames without a note.
             let noteColumn = expectedHeader.firstIndex(of: "pitch_note")!
             #expect(cells.enumerated().allSatisfy { $0.offset == noteColumn || Double($0.element) != nil || ($0.offset > noteColumn - 3 && $0.element.isEmpty) })
+            #expect(cells.count == expectedHeader.count)
         }
     }
 
