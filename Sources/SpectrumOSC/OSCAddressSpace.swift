@@ -18,6 +18,10 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
     case pitchActive
     case pitch
     case note
+    case onset
+    case tempo
+    case beatPhase
+    case beat
 
     /// The address below the prefix.
     public var suffix: String {
@@ -32,6 +36,10 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
         case .pitchActive: "/pitch/active"
         case .pitch: "/pitch"
         case .note: "/note"
+        case .onset: "/onset"
+        case .tempo: "/tempo"
+        case .beatPhase: "/beat/phase"
+        case .beat: "/beat"
         }
     }
 
@@ -60,6 +68,10 @@ public struct OSCMessageSet: OptionSet, Sendable, Hashable {
     public static let pitchActive = OSCMessageSet(.pitchActive)
     public static let pitch = OSCMessageSet(.pitch)
     public static let note = OSCMessageSet(.note)
+    public static let onset = OSCMessageSet(.onset)
+    public static let tempo = OSCMessageSet(.tempo)
+    public static let beatPhase = OSCMessageSet(.beatPhase)
+    public static let beat = OSCMessageSet(.beat)
 
     public static let all = OSCMessageSet(OSCMessageKind.allCases.map(OSCMessageSet.init))
     /// Everything except the waveform.
@@ -217,6 +229,41 @@ public struct OSCAddressSpace: Sendable, Equatable {
                 description: "The nearest note's name with its octave, for displays (`E2`, `C#4`, `A4`).",
                 example: "\(prefix)/note s \"A4\"",
                 enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .onset, address: prefix + OSCMessageKind.onset.suffix,
+                arguments: [OSCArgumentSpec(name: "strength", typeTag: "f", unit: "rise above the adaptive threshold", range: "0..1")],
+                rate: "on frames with an onset (at most 10 per second)",
+                description: "An onset: a sudden rise of spectral energy (a drum hit, a plucked note).",
+                example: "\(prefix)/onset f 0.84",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .tempo, address: prefix + OSCMessageKind.tempo.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "bpm", typeTag: "f", unit: "beats per minute, 0 = no tempo locked", range: "0 or 60..180"),
+                    OSCArgumentSpec(name: "confidence", typeTag: "f", unit: "onset autocorrelation at the beat period", range: "0..1"),
+                ],
+                rate: everyFrame,
+                description: "The tempo; 0 BPM (explicitly) in silence, on steady sounds and until the tempo locks (~3 s).",
+                example: "\(prefix)/tempo ff 128.0 0.71",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .beatPhase, address: prefix + OSCMessageKind.beatPhase.suffix,
+                arguments: [OSCArgumentSpec(name: "phase", typeTag: "f", unit: "position within the beat, 0 at each beat event", range: "0..1")],
+                rate: everyFrame,
+                description: "A ramp for chases and sweeps, locked to the beats; 0 while no tempo is locked.",
+                example: "\(prefix)/beat/phase f 0.25",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .beat, address: prefix + OSCMessageKind.beat.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "count", typeTag: "i", unit: "beats since the tempo locked", range: "≥ 1"),
+                    OSCArgumentSpec(name: "in bar", typeTag: "i", unit: "beat in the bar (downbeat not detected)", range: "1..beats per bar"),
+                    OSCArgumentSpec(name: "bpm", typeTag: "f", unit: "beats per minute", range: "60..180"),
+                ],
+                rate: "once per beat, in the frame in which the beat falls (early by `rhythm.lead_ms` if set)",
+                description: "A beat trigger at each predicted beat, sent as soon as its frame is analysed; for flashes and steps.",
+                example: "\(prefix)/beat iif 33 1 128.0",
+                enabledByDefault: true),
         ]
     }
 
@@ -229,6 +276,7 @@ public struct OSCAddressSpace: Sendable, Equatable {
         ("Spectrum", [.bands, .peaks, .groups]),
         ("Level", [.level, .levelDecibels]),
         ("Tuner", [.pitchActive, .pitch, .note]),
+        ("Rhythm", [.onset, .tempo, .beatPhase, .beat]),
         ("Waveform", [.waveform]),
         ("Status", [.status]),
     ]

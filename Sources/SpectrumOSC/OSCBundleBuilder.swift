@@ -49,6 +49,10 @@ final class OSCBundleBuilder {
         case .pitchActive: paths[7]
         case .pitch: paths[8]
         case .note: paths[9]
+        case .onset: paths[10]
+        case .tempo: paths[11]
+        case .beatPhase: paths[12]
+        case .beat: paths[13]
         }
     }
 
@@ -112,7 +116,30 @@ final class OSCBundleBuilder {
             add(message, .note, to: bundle)
         }
 
-        // 4) Waveform
+        // 4) Rhythm
+        if frame.onset.isOnset, messages.contains(.onset), let message = lo_message_new() {
+            lo_message_add_float(message, OSCValueGuard.unit(frame.onset.strength))
+            add(message, .onset, to: bundle)
+        }
+        let tempo = frame.tempo
+        let locked = tempo.isLocked && tempo.bpm.isFinite
+        if messages.contains(.tempo), let message = lo_message_new() {
+            lo_message_add_float(message, locked ? OSCValueGuard.nonNegative(tempo.bpm, maximum: 1000) : 0)
+            lo_message_add_float(message, locked ? OSCValueGuard.unit(tempo.confidence) : 0)
+            add(message, .tempo, to: bundle)
+        }
+        if messages.contains(.beatPhase), let message = lo_message_new() {
+            lo_message_add_float(message, locked ? OSCValueGuard.unit(tempo.phase) : 0)
+            add(message, .beatPhase, to: bundle)
+        }
+        if frame.beat.isBeat, messages.contains(.beat), let message = lo_message_new() {
+            lo_message_add_int32(message, OSCValueGuard.count(Int(frame.beat.count)))
+            lo_message_add_int32(message, OSCValueGuard.count(Int(frame.beat.inBar)))
+            lo_message_add_float(message, locked ? OSCValueGuard.nonNegative(tempo.bpm, maximum: 1000) : 0)
+            add(message, .beat, to: bundle)
+        }
+
+        // 5) Waveform
         if messages.contains(.waveform), let message = lo_message_new() {
             for point in 0..<AnalysisFrame.waveformPointCount {
                 lo_message_add_float(message, OSCValueGuard.sample(frame.waveform[point]))
@@ -120,7 +147,7 @@ final class OSCBundleBuilder {
             add(message, .waveform, to: bundle)
         }
 
-        // 5) Status
+        // 6) Status
         if let status, messages.contains(.status), let message = lo_message_new() {
             lo_message_add_int32(message, OSCValueGuard.count(status.sampleRateHz))
             lo_message_add_int32(message, OSCValueGuard.count(status.periodFrames))
@@ -131,7 +158,7 @@ final class OSCBundleBuilder {
             add(message, .status, to: bundle)
         }
 
-        // 6) Serialise into the kept buffer (grown, rarely, when a bundle is larger).
+        // 7) Serialise into the kept buffer (grown, rarely, when a bundle is larger).
         let length = Int(lo_bundle_length(bundle))
         if length > bufferCapacity {
             buffer.deallocate()

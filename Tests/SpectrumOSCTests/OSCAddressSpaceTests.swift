@@ -57,7 +57,7 @@ import Testing
             OSCBundleBuilder(prefix: "/spectrum", groupCount: 8, messages: messages)
                 .serialise(frame, status: PublisherStatus(), timeTag: .immediate).count
         }
-        #expect(size(.default) == 1568)
+        #expect(size(.default) == 1636)
         #expect(size(OSCMessageSet.default.subtracting(.peaks)) <= 1472)
         #expect(size(.all) - size(.default) == 2588)
     }

@@ -38,6 +38,9 @@ import Testing
             let paths = bundle.messages.map(\.path)
             var expected = ["/spectrum/bands", "/spectrum/peaks", "/spectrum/groups", "/spectrum/level", "/spectrum/level/db", "/spectrum/pitch/active"]
             if frame.pitch.hasNote { expected += ["/spectrum/pitch", "/spectrum/note"] }
+            if frame.onset.isOnset { expected.append("/spectrum/onset") }
+            expected += ["/spectrum/tempo", "/spectrum/beat/phase"]
+            if frame.beat.isBeat { expected.append("/spectrum/beat") }
             if bundle.message("/spectrum/status") != nil { expected.append("/spectrum/status") }
             #expect(paths == expected)
             for message in bundle.messages {
@@ -55,6 +58,14 @@ import Testing
             #expect(bundle.timeTag == .immediate)
             // The tuner: an explicit note / no-note state, pitch and name only with a note.
             #expect(try #require(bundle.message("/spectrum/pitch/active")).floats == [frame.pitch.hasNote ? 1 : 0])
+            // Rhythm: tempo and phase every frame (0 while not locked), onset and beat as events.
+            let tempo = try #require(bundle.message("/spectrum/tempo")).floats
+            #expect(tempo == (frame.tempo.isLocked ? [128, 0.7] : [0, 0]))
+            #expect(try #require(bundle.message("/spectrum/beat/phase")).floats == [frame.tempo.isLocked ? frame.tempo.phase : 0])
+            if frame.beat.isBeat {
+                #expect(try #require(bundle.message("/spectrum/beat")).values == [Double(frame.beat.count), Double(frame.beat.inBar), 128])
+                #expect(try #require(bundle.message("/spectrum/onset")).floats == [0.8])
+            }
             if frame.pitch.hasNote {
                 #expect(try #require(bundle.message("/spectrum/pitch")).floats == [440.51, 69.02, 2, 0.97])
                 #expect(try #require(bundle.message("/spectrum/note")).strings == ["A4"])

@@ -16,6 +16,12 @@ enum SyntheticFrames {
             frame.peaks[band] = min(1, frame.bands[band] + 0.05)
         }
         frame.level = LevelReading(rms: 0.25, peak: 0.5, rmsDecibels: -12.04, peakDecibels: -6.02, vu: 0.7993)
+        // From frame 1 on a tempo is locked; frames 2, 6, 10, … carry an onset and a beat.
+        if index >= 1 { frame.tempo = TempoReading(bpm: 128, confidence: 0.7, phase: Float(index % 4) / 4) }
+        if index % 4 == 2 {
+            frame.onset = OnsetReading(strength: 0.8, timeFrames: Double(index) * 800)
+            frame.beat = BeatReading(isBeat: true, timeFrames: Double(index) * 800, count: Int32(index / 4 + 1), inBar: Int32(index / 4 % 4 + 1))
+        }
         // Odd frames carry a note (A4, 2 cents sharp), even frames none.
         if index % 2 == 1 {
             frame.pitch = PitchReading(frequencyHz: 440.51, midiNote: 69.02, noteNumber: 69, cents: 2, confidence: 0.97)
