@@ -16,6 +16,8 @@ final class LiveSession: @unchecked Sendable {
     struct Snapshot {
         var frame: AnalysisFrame
         var framesReceived: Int
+        /// Beat events received so far (the display shows a beat when this changes).
+        var beatsReceived: Int
         var status: LiveStatus
         var publisher: PublisherStatistics
     }
@@ -58,8 +60,8 @@ final class LiveSession: @unchecked Sendable {
     }
 
     var snapshot: Snapshot {
-        let (frame, count) = latest.load()
-        return Snapshot(frame: frame, framesReceived: count, status: client.status(), publisher: publisher.statistics)
+        let (frame, count, beats) = latest.load()
+        return Snapshot(frame: frame, framesReceived: count, beatsReceived: beats, status: client.status(), publisher: publisher.statistics)
     }
 
     /// Calls `render` every `refreshSeconds` until SIGINT/SIGTERM, the duration, or the server
@@ -70,6 +72,10 @@ final class LiveSession: @unchecked Sendable {
         var ending = Ending.duration
         while true {
             if let signal = StopSignal.received { ending = .signal(signal); break }
+            if StopSignal.takeRelearnRequest() {
+                client.relearnTempo()
+                FileHandle.standardError.write(Data("\nspectrum: re-learning the tempo (SIGUSR1)\n".utf8))
+            }
             if client.status().isShutDown { ending = .serverShutDown; break }
             if let durationSeconds, Date().timeIntervalSince(start) >= durationSeconds { ending = .duration; break }
             render(snapshot)
@@ -86,6 +92,10 @@ final class LiveSession: @unchecked Sendable {
 /// signal handler).
 enum StopSignal {
     private static let number = Atomic<Int32>(0)
+    private static let relearn = Atomic<Bool>(false)
+
+    /// True once after each SIGUSR1 (`kill -USR1 PID`: re-learn the tempo).
+    static func takeRelearnRequest() -> Bool { relearn.exchange(false, ordering: .relaxed) }
 
     static var received: Int32? {
         let value = number.load(ordering: .relaxed)
@@ -95,6 +105,7 @@ enum StopSignal {
     static func install() {
         signal(SIGINT, stopSignalHandler)
         signal(SIGTERM, stopSignalHandler)
+        signal(SIGUSR1, relearnSignalHandler)
         // A parent may have blocked them (the mask is inherited): unblock, or Ctrl-C is lost.
         var signals = sigset_t()
         sigemptyset(&signals)
@@ -107,19 +118,22 @@ enum StopSignal {
     static func request() { record(SIGINT) }
 
     fileprivate static func record(_ signal: Int32) { number.store(signal, ordering: .relaxed) }
+    fileprivate static func recordRelearn() { relearn.store(true, ordering: .relaxed) }
 }
+
+private func relearnSignalHandler(_ signal: Int32) { StopSignal.recordRelearn() }
 
 /// A global function (not a closure literal) so it is safe as a C signal handler.
 private func stopSignalHandler(_ signal: Int32) { StopSignal.record(signal) }
 
 /// The newest frame and how many arrived, written by the publisher thread, read by the display.
 final class LatestFrame: Sendable {
-    private let state = Mutex<(frame: AnalysisFrame, count: Int)>((AnalysisFrame(), 0))
+    private let state = Mutex<(frame: AnalysisFrame, count: Int, beats: Int)>((AnalysisFrame(), 0, 0))
 
     func store(_ frame: borrowing AnalysisFrame) {
         let copy = copy frame
-        state.withLock { $0 = (copy, $0.count + 1) }
+        state.withLock { $0 = (copy, $0.count + 1, $0.beats + (copy.beat.isBeat ? 1 : 0)) }
     }
 
-    func load() -> (AnalysisFrame, Int) { state.withLock { ($0.frame, $0.count) } }
+    func load() -> (AnalysisFrame, Int, Int) { state.withLock { ($0.frame, $0.count, $0.beats) } }
 }

@@ -12,6 +12,7 @@ struct LiveSummary {
     private var lastFrames = 0
     private var lastFrameTime = Date()
     private var framesPerSecond = 0.0
+    private var beatsShown = 0
 
     init(targetCount: Int) { self.targetCount = targetCount }
 
@@ -23,11 +24,15 @@ struct LiveSummary {
             lastFrames = snapshot.framesReceived
             lastFrameTime = now
         }
+        let beatSinceLastDraw = snapshot.beatsReceived != beatsShown
+        beatsShown = snapshot.beatsReceived
         if isTerminal {
-            writeStandardOutput("\r\u{1B}[K" + Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount))
+            // Cut to the terminal's width: a wrapped line could not be redrawn in place.
+            let line = Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount, beat: beatSinceLastDraw)
+            writeStandardOutput("\r\u{1B}[K" + String(line.prefix(max(20, TerminalScreen.columns() - 1))))
         } else if now.timeIntervalSince(lastLine) >= 1 {
             lastLine = now
-            writeStandardOutput(Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount) + "\n")
+            writeStandardOutput(Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount, beat: beatSinceLastDraw) + "\n")
         }
     }
 
@@ -35,8 +40,9 @@ struct LiveSummary {
         if isTerminal { writeStandardOutput("\n") }
     }
 
-    /// E.g. `48 kHz/256 | VU ███████░░░  -9.0 dBFS | A4 +0¢ 440.0 Hz | ▁▂█▅▃▂▁▁ | 60.0 fps → 1 target | xruns 0 drops 0`
-    static func line(_ snapshot: LiveSession.Snapshot, framesPerSecond: Double, targetCount: Int) -> String {
+    /// E.g. `48 kHz/256 | VU ███████░░░  -9.0 dBFS | A4 +0¢ 440.0 Hz | 120.0 BPM ● | ▁▂█▅▃▂▁▁ | 60.0 fps → 1 target | xruns 0 drops 0`
+    /// (● when a beat fell since the previous line).
+    static func line(_ snapshot: LiveSession.Snapshot, framesPerSecond: Double, targetCount: Int, beat: Bool) -> String {
         let frame = snapshot.frame
         let status = snapshot.status
         let level = frame.level
@@ -50,8 +56,10 @@ struct LiveSummary {
             groups.withUnsafeMutableBufferPointer { BandGrouping(groupCount: 8).group(bands: bands, into: $0) }
         }
         let rate = String(format: "%g kHz/%d", status.sampleRateHz / 1000, status.periodFrames)
+        let tempo = frame.tempo.isLocked ? String(format: "%5.1f BPM ", frame.tempo.bpm) + (beat ? "●" : "○") : "  --- BPM  "
+
         let sending = targetCount == 0 ? "not sending (no --osc)" : "→ \(targetCount) target\(targetCount == 1 ? "" : "s")"
-        return "\(rate) | VU \(bar(level.vu, width: 10)) \(String(format: "%6.1f dBFS", level.rmsDecibels)) | \(note) | "
+        return "\(rate) | VU \(bar(level.vu, width: 10)) \(String(format: "%6.1f dBFS", level.rmsDecibels)) | \(note) | \(tempo) | "
             + "\(sparkline(groups)) | \(String(format: "%.1f fps", framesPerSecond)) \(sending) | xruns \(status.xruns) drops \(status.framesDropped)"
     }
 

@@ -191,11 +191,16 @@ final class TerminalScreen {
         return read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
     }
 
-    func size() -> (columns: Int, rows: Int) {
+    func size() -> (columns: Int, rows: Int) { Self.size() }
+
+    /// Standard output's terminal size; 80×24 when it is not a terminal.
+    static func size() -> (columns: Int, rows: Int) {
         var window = winsize()
         guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0 else { return (80, 24) }
         return (Int(window.ws_col), Int(window.ws_row))
     }
+
+    static func columns() -> Int { size().columns }
 
     func draw(_ lines: [String]) {
         writeStandardOutput("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J")

@@ -200,6 +200,12 @@ public final class LiveClient: @unchecked Sendable {
 
     /// Counters and flags for status lines and benchmarks. Frees retired analysers on the way.
     /// Not real-time safe.
+    /// Forgets the learned tempo and beat grid and learns them again (a new song, a wrong
+    /// octave). Takes effect in the next process cycle. Any thread.
+    public func relearnTempo() {
+        counters.pointee.relearnRequested.store(true, ordering: .releasing)
+    }
+
     public func status() -> LiveStatus {
         exchange.reclaimIfRunning(closed: closed)
         let counters = self.counters

@@ -44,6 +44,9 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     _ = counters.pointee.callbacksEntered.add(1, ordering: .sequentiallyConsistent)
     let analyzer = context.pointee.analyzer.pointee.load(ordering: .sequentiallyConsistent)
     counters.pointee.lastFrameCount.store(frameCount, ordering: .relaxed)
+    if counters.pointee.relearnRequested.exchange(false, ordering: .acquiring) {
+        analyzer.pointee.relearnTempo()
+    }
 
     // 2) Port buffers: fetched every cycle, never cached.
     let client = context.pointee.client

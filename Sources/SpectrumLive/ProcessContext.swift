@@ -33,6 +33,9 @@ struct LiveCounters: ~Copyable {
     let freewheeling = Atomic<Bool>(false)
     /// Set by `jack_on_info_shutdown`: the server has gone away or thrown the client out.
     let shutDown = Atomic<Bool>(false)
+    /// Set by the control side (`LiveClient.relearnTempo()`); the next cycle clears it and
+    /// restarts the tempo learning.
+    let relearnRequested = Atomic<Bool>(false)
 
     init() {}
 }

@@ -103,12 +103,24 @@ public enum PresetKeys {
         .number("ballistics.peak_fall_per_second", \.ballistics.peakFallPerSecond, 0...20, "per second", "How fast the peak-hold markers fall, in full scales (0..1) per second."),
         .number("level.vu_floor_db", \.level.vuFloorDecibels, -120...(-6), "dB", "RMS level in dBFS that reads 0 on the VU value (0 dBFS reads 1)."),
         .flag("pitch.enabled", \.pitch.enabled, "Run the tuner (pitch, note, cents) on every hop."),
-        .number("pitch.minimum_frequency_hz", \.pitch.minimumFrequencyHz, 20...500, "Hz", "Lowest fundamental searched; the tuner window holds 2.5 of its periods."),
+        .number("pitch.minimum_frequency_hz", \.pitch.minimumFrequencyHz, 20...500, "Hz", "Lowest fundamental searched; the tuner window holds 2.2 of its periods."),
         .number("pitch.maximum_frequency_hz", \.pitch.maximumFrequencyHz, 200...5000, "Hz", "Highest fundamental searched."),
         .number("pitch.confidence_threshold", \.pitch.confidenceThreshold, 0.3...0.99, "", "Normalised correlation at the period needed for a note (seed: 0.75)."),
         .number("pitch.silence_gate_db", \.pitch.silenceGateDecibels, -120...(-10), "dB", "Windows quieter than this RMS level in dBFS have no note."),
         .number("pitch.percussive_decay_db_per_second", \.pitch.percussiveDecayDecibelsPerSecond, 5...1000, "dB/s", "Windows whose energy falls faster than this (a drum, a note ending) have no note."),
         .number("pitch.reference_hz", \.pitch.referenceHz, 415...466, "Hz", "Reference pitch of A4 for note names and cents."),
+        .flag("rhythm.enabled", \.rhythm.enabled, "Detect onsets, tempo and beats on every hop."),
+        .number("rhythm.onset_threshold_deviations", \.rhythm.onsetThresholdDeviations, 0.5...5, "", "An onset needs the onset signal above its recent mean + this many standard deviations (seed: 1.5)."),
+        .number("rhythm.onset_statistics_seconds", \.rhythm.onsetStatisticsSeconds, 1...60, "s", "Time constant of the running mean and deviation behind the onset threshold (seed: ~10 s)."),
+        .number("rhythm.onset_minimum_gap_ms", \.rhythm.onsetMinimumGapMilliseconds, 20...500, "ms", "Shortest time between two onsets (seed: 100 ms)."),
+        .number("rhythm.minimum_bpm", \.rhythm.minimumBpm, 30...300, "BPM", "Slowest tempo reported."),
+        .number("rhythm.maximum_bpm", \.rhythm.maximumBpm, 40...400, "BPM", "Fastest tempo reported."),
+        .number("rhythm.preferred_minimum_bpm", \.rhythm.preferredMinimumBpm, 30...300, "BPM", "Lower end of the range preferred when a tempo and its double or half are equally likely."),
+        .number("rhythm.preferred_maximum_bpm", \.rhythm.preferredMaximumBpm, 40...400, "BPM", "Upper end of that preferred range."),
+        .number("rhythm.minimum_confidence", \.rhythm.minimumConfidence, 0.05...0.95, "", "Normalised onset autocorrelation at the beat period needed for a tempo estimate."),
+        .number("rhythm.tempo_memory_seconds", \.rhythm.tempoMemorySeconds, 1...20, "s", "Memory of the running onset autocorrelation: longer is steadier, shorter follows tempo changes sooner."),
+        .wholeNumber("rhythm.beats_per_bar", \.rhythm.beatsPerBar, 1...16, "", "Beats per bar for the beat-in-bar counter."),
+        .number("rhythm.lead_ms", \.rhythm.leadMilliseconds, 0...500, "ms", "Send beat events (and the phase) this much early, so lights land on the audible beat."),
     ]
 
     /// Pairs that must be strictly ordered once the whole preset is applied.
@@ -116,6 +128,8 @@ public enum PresetKeys {
         PresetOrdering(lower: "spectrum.minimum_frequency_hz", upper: "spectrum.maximum_frequency_hz"),
         PresetOrdering(lower: "auto_level.minimum_ceiling_db", upper: "auto_level.maximum_ceiling_db"),
         PresetOrdering(lower: "pitch.minimum_frequency_hz", upper: "pitch.maximum_frequency_hz"),
+        PresetOrdering(lower: "rhythm.minimum_bpm", upper: "rhythm.maximum_bpm"),
+        PresetOrdering(lower: "rhythm.preferred_minimum_bpm", upper: "rhythm.preferred_maximum_bpm"),
     ]
 
     /// Section names in table order, without repeats.

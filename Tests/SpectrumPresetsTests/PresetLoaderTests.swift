@@ -114,7 +114,7 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
 
     @Test func unknownSectionListsTheSections() {
         #expect(errorText("output:\n  rate_hz: 60\nspectrun:\n  band_count: 64\n")
-            == "bad.yaml:3: spectrun: expected one of the sections output, spectrum, auto_level, tilt, ballistics, level, pitch, got an unknown section")
+            == "bad.yaml:3: spectrun: expected one of the sections output, spectrum, auto_level, tilt, ballistics, level, pitch, rhythm, got an unknown section")
     }
 
     @Test func wrongTypes() {
@@ -141,8 +141,8 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
     }
 
     @Test func documentMustBeAMapping() {
-        #expect(errorText("- output\n- spectrum\n") == "bad.yaml:1: preset: expected a mapping of sections (output, spectrum, auto_level, tilt, ballistics, level, pitch), got a list")
-        #expect(errorText("just text\n") == "bad.yaml:1: preset: expected a mapping of sections (output, spectrum, auto_level, tilt, ballistics, level, pitch), got the text \"just text\"")
+        #expect(errorText("- output\n- spectrum\n") == "bad.yaml:1: preset: expected a mapping of sections (output, spectrum, auto_level, tilt, ballistics, level, pitch, rhythm), got a list")
+        #expect(errorText("just text\n") == "bad.yaml:1: preset: expected a mapping of sections (output, spectrum, auto_level, tilt, ballistics, level, pitch, rhythm), got the text \"just text\"")
     }
 
     @Test func crossFieldRulesNameAKeyThePresetSet() {
