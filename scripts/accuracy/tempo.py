@@ -36,6 +36,7 @@ ONSET_TOLERANCE = 0.050   # s
 ONSET_MERGE = 0.030       # drum hits closer than this count as one true onset
 BEAT_SKIP = 5.0           # beats before 5 s are not scored (MIREX / mir_eval convention)
 STEADY_SECONDS = 5.0      # final BPM = median over the last 5 s
+LOCK_TAIL = 0.5           # lock: the last 0.5 s of a segment is not counted
 TARGET_WITHIN = 95.0
 TARGET_LOCK = 4.0
 TARGET_LOCK_CHANGE = 5.0
@@ -385,7 +386,9 @@ def f_measure(reference, estimate, tolerance):
 
 
 def lock_time(tempo, start, end, truth):
-    """First time (from `start`) after which every reading up to `end` is within ±2 BPM."""
+    """First time (from `start`) after which every reading up to `end` − 0.5 s is within ±2 BPM
+    (the last half second of a segment — a file's tail, the run-up to a change — is not counted)."""
+    end -= LOCK_TAIL
     last_bad = None
     seen = False
     for t, bpm in tempo:
@@ -567,7 +570,7 @@ def report(labels, tools, command, elapsed, quick, librosa_note):
         "tempo is wrong; **±4 %** likewise.")
     lines.append(
         "- **Lock**: the first time after which every reading stays within ±2 BPM of the truth up to the end "
-        "of the segment (from 0 s; for intro tracks from the drums' entry; after a change from the change). "
+        "of the segment, its last 0.5 s excluded (from 0 s; for intro tracks from the drums' entry; after a change from the change). "
         "Never = not locked at the segment's end; the median and worst are over all tracks "
         "(never counts as infinite).")
     lines.append(
@@ -689,7 +692,7 @@ def main():
     parser.add_argument("--spectrum", default=".build/release/spectrum")
     parser.add_argument("--doc", default="docs/accuracy.md")
     parser.add_argument("--no-doc", action="store_true", help="print the report instead of updating the document")
-    parser.add_argument("--findings", default=None, help="markdown file appended after the tables (hand-written findings)")
+    parser.add_argument("--findings", default="scripts/accuracy/tempo-findings.md", help="markdown file appended after the tables (hand-written findings)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--command", default="scripts/accuracy-tempo")
     args = parser.parse_args()
