@@ -25,13 +25,14 @@ struct LiveSummary {
             lastFrameTime = now
         }
         let beatSinceLastDraw = snapshot.beatsReceived != beatsShown
-        beatsShown = snapshot.beatsReceived
         if isTerminal {
+            beatsShown = snapshot.beatsReceived
             // Cut to the terminal's width: a wrapped line could not be redrawn in place.
             let line = Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount, beat: beatSinceLastDraw)
             writeStandardOutput("\r\u{1B}[K" + String(line.prefix(max(20, TerminalScreen.columns() - 1))))
         } else if now.timeIntervalSince(lastLine) >= 1 {
             lastLine = now
+            beatsShown = snapshot.beatsReceived
             writeStandardOutput(Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount, beat: beatSinceLastDraw) + "\n")
         }
     }
