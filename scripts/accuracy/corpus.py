@@ -8,6 +8,7 @@ noise at a given SNR. Standard library + numpy only.
 """
 
 import os
+import platform
 import subprocess
 import wave
 
@@ -78,3 +79,27 @@ def add_noise(x, snr_db, kind, rng, reference_mask):
     y = x + noise(kind, len(x), rng) * signal_rms * 10 ** (-snr_db / 20)
     peak = np.max(np.abs(y))
     return y * (0.97 / peak) if peak > 0.97 else y
+
+
+def machine():
+    """CPU model, core count and kernel, for the report header."""
+    model = "unknown"
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} CPUs (nproc), {platform.system()} {platform.release()}"
+
+
+def write_doc_section(doc, section, body):
+    """Replaces what stands between <!-- SECTION:begin --> and <!-- SECTION:end --> in doc."""
+    begin, end = f"<!-- {section}:begin -->", f"<!-- {section}:end -->"
+    text = open(doc).read() if os.path.exists(doc) else ""
+    if begin not in text or end not in text:
+        raise SystemExit(f"{doc}: expected the markers {begin} and {end}")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(doc, "w") as handle:
+        handle.write(head + begin + "\n" + body + "\n" + end + tail)

@@ -355,15 +355,6 @@ def ms(value):
     return "never" if math.isinf(value) else f"{1000 * value:.0f} ms"
 
 
-def machine():
-    model = "unknown"
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} CPUs (nproc), {platform.system()} {platform.release()}"
 
 
 def report(entries, tools, command, elapsed, quick):
@@ -387,7 +378,7 @@ def report(entries, tools, command, elapsed, quick):
         f"{' (**--quick subset**)' if quick else ''}; run time {elapsed / 60:.1f} min "
         "(corpus, both tools, scoring; the release build not counted; one job per CPU).")
     add("")
-    add(f"- Machine: {machine()}")
+    add(f"- Machine: {corpus.machine()}")
     add(f"- Command: `{command}`")
     add(f"- Spectrum: `spectrum analyze FILE` (release build, default preset: 38–2200 Hz, A4 = 440 Hz, hop 800 at 48 kHz).")
     add(f"- aubio: `{' '.join(AUBIO_COMMAND)} FILE` (aubio-tools {aubio_version()}); "
@@ -554,15 +545,6 @@ def aubio_version():
         return "?"
 
 
-def write_doc(doc, body):
-    begin, end = "<!-- pitch:begin -->", "<!-- pitch:end -->"
-    text = open(doc).read() if os.path.exists(doc) else ""
-    if begin not in text or end not in text:
-        raise SystemExit(f"{doc}: expected the markers {begin} and {end}")
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    with open(doc, "w") as handle:
-        handle.write(head + begin + "\n" + body + "\n" + end + tail)
 
 
 def main():
@@ -603,7 +585,7 @@ def main():
     if args.no_doc:
         print(body)
     else:
-        write_doc(args.doc, body)
+        corpus.write_doc_section(args.doc, "pitch", body)
         print(f"updated {args.doc} ({time.time() - started:.0f} s)", file=sys.stderr)
 
 
