@@ -213,7 +213,7 @@ public struct Analyzer: ~Copyable {
         // 3) dB with the 1e-20 floor, plus the music-mode tilt (zero when off).
         var loudestDecibels = -Float.infinity
         for band in 0..<bandCount {
-            let decibels = realtimeDecibelsFromPower(normalisedBands[band]) + bandTiltDecibels[band]
+            let decibels = approximateDecibelsFromPower(normalisedBands[band]) + bandTiltDecibels[band]
             bandDecibels[band] = decibels
             loudestDecibels = max(loudestDecibels, decibels)
         }

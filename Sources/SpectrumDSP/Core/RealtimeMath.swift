@@ -69,14 +69,24 @@ func realtimeExp(_ value: Double) -> Double { _unsafePerformance { exp(value) } 
 @inline(__always) @_noLocks
 func realtimeLog1p(_ value: Float) -> Float { _unsafePerformance { log1pf(value) } }
 
-/// ln(x) for finite x ≥ 1 (as in ln(1 + γ·power)) without a libm call: the exponent
-/// from the bits, log2 of the mantissa (1 ≤ m < 2) from a degree-4 Chebyshev fit (max error
-/// 2e-4 in log2). For onset flux, where only differences of such logs matter. Real-time safe.
+/// log2(x) for a positive normal float without a libm call: the exponent from the bits, log2
+/// of the mantissa (1 ≤ m < 2) from a degree-4 Chebyshev fit (max error 2e-4, i.e. 6e-4 dB).
+/// A tenth of the cost of `log10f`, and it vectorises. Real-time safe.
 @inline(__always) @_noLocks
-func approximateNaturalLog(_ value: Float) -> Float {
+func approximateLog2(_ value: Float) -> Float {
     let bits = value.bitPattern
     let exponent = Float(Int32(bitPattern: (bits >> 23) & 0xFF) &- 127)
     let m = Float(bitPattern: (bits & 0x007F_FFFF) | 0x3F80_0000)
-    let log2Mantissa = -2.4967738 + (4.0283728 + (-2.0810602 + (0.62881573 - 0.079150366 * m) * m) * m) * m
-    return (exponent + log2Mantissa) * 0.6931472
+    return exponent + (-2.4967738 + (4.0283728 + (-2.0810602 + (0.62881573 - 0.079150366 * m) * m) * m) * m)
+}
+
+/// ln(x) through `approximateLog2` (as in ln(1 + γ·power) for the onset flux). Real-time safe.
+@inline(__always) @_noLocks
+func approximateNaturalLog(_ value: Float) -> Float { approximateLog2(value) * 0.6931472 }
+
+/// 10·log10(power) with the 1e-20 floor, through `approximateLog2`: for the 128 band levels
+/// of every hop, where 6e-4 dB does not matter. Real-time safe.
+@inline(__always) @_noLocks
+func approximateDecibelsFromPower(_ power: Float) -> Float {
+    3.0102999 * approximateLog2(max(power, powerFloor))
 }
