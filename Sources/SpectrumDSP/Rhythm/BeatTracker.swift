@@ -28,6 +28,7 @@ struct BeatTracker {
 
     private var onsetTimes = InlineArray<32, Double>(repeating: 0)
     private var onsetStrengths = InlineArray<32, Float>(repeating: 0)
+    private var onsetBassShares = InlineArray<32, Float>(repeating: 0)
     private var onsetCount = 0
     private var onsetWrite = 0
 
@@ -65,9 +66,10 @@ struct BeatTracker {
 
     /// Records an onset and, when locked, refits the grid. Real-time safe.
     @_noLocks
-    mutating func addOnset(timeFrames: Double, strength: Float) {
+    mutating func addOnset(timeFrames: Double, strength: Float, bassShare: Float) {
         onsetTimes[onsetWrite] = timeFrames
         onsetStrengths[onsetWrite] = strength
+        onsetBassShares[onsetWrite] = bassShare
         onsetWrite = (onsetWrite + 1) & 31
         onsetCount = min(onsetCount + 1, 32)
         if isLocked {
@@ -162,6 +164,12 @@ struct BeatTracker {
             }
         }
         anchorFrame = bestAnchor
+        // 1b) Beat or off-beat: the grid half a beat later wins if the upper band (snares, claps,
+        //     kick clicks; not the bass notes) supports it more. Off-beat bass lines and open
+        //     hats otherwise pull four-on-the-floor grids onto the off-beat.
+        let onBeat = upperBandSupport(anchor: bestAnchor, period: period, now: now)
+        let offBeat = upperBandSupport(anchor: bestAnchor + 0.5 * period, period: period, now: now)
+        if offBeat > onBeat { anchorFrame = bestAnchor + 0.5 * period }
         isLocked = true
         suggestsDoubleTempo = false
         // 2) Fit (twice: the first fit sharpens the period, the second matches more onsets).
@@ -172,6 +180,23 @@ struct BeatTracker {
             lastBeatFrame = now + leadFrames - 0.5 * periodFrames
             beatCount = 0
         }
+    }
+
+    /// Onset support of a grid over the last `phaseSearchSeconds`, each onset counted by its
+    /// share of flux above the bass band (`1 − bassShare`).
+    @_noLocks
+    private func upperBandSupport(anchor: Double, period: Double, now: Double) -> Double {
+        var support = 0.0
+        for slot in 0..<onsetCount {
+            let time = onsetTimes[slot]
+            guard now - time <= phaseSearchFrames else { continue }
+            let beats = (time - anchor) / period
+            let deviation = abs(beats - realtimeRound(beats))
+            if deviation <= Self.matchTolerance {
+                support += Double(0.25 + onsetStrengths[slot]) * Double(1 - onsetBassShares[slot]) * (1 - deviation / Self.matchTolerance)
+            }
+        }
+        return support
     }
 
     /// Weighted least squares through the onsets near the grid.
