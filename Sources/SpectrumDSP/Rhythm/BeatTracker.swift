@@ -49,6 +49,7 @@ struct BeatTracker {
     /// the last `phaseSearchSeconds`, for the tracker to ask for the double tempo.
     static var offBeatShare: Double { 0.6 }
     static var matchTolerance: Double { 0.15 }
+    static var phaseSwitchRatio: Double { 1.5 }
     static var reseedTolerance: Double { 0.04 }
     static var periodFreedom: Double { 0.05 }
     static var phaseSearchSeconds: Double { 4.0 }
@@ -73,6 +74,11 @@ struct BeatTracker {
         onsetWrite = (onsetWrite + 1) & 31
         onsetCount = min(onsetCount + 1, 32)
         if isLocked {
+            // A grid seeded on the off-beat (e.g. on a drumless intro's bass line) moves to the
+            // beat when the upper band clearly prefers it.
+            let onBeat = upperBandSupport(anchor: anchorFrame, period: periodFrames, now: timeFrames)
+            let offBeat = upperBandSupport(anchor: anchorFrame + 0.5 * periodFrames, period: periodFrames, now: timeFrames)
+            if offBeat > Self.phaseSwitchRatio * onBeat { anchorFrame += 0.5 * periodFrames }
             refit(now: timeFrames)
             suggestsDoubleTempo = offBeatsAreStrong(now: timeFrames)
         }
