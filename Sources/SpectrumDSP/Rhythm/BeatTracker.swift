@@ -46,7 +46,8 @@ struct BeatTracker {
     private(set) var suggestsDoubleTempo = false
 
     /// The onsets halfway between beats must reach this share of the strength on the beats, over
-    /// the last `phaseSearchSeconds`, for the tracker to ask for the double tempo.
+    /// the last `phaseSearchSeconds` (each onset counted by its upper-band share, `1 − bassShare`:
+    /// off-beat kicks and bass notes do not count), for the tracker to ask for the double tempo.
     static var offBeatShare: Double { 0.6 }
     static var matchTolerance: Double { 0.15 }
     static var phaseSwitchRatio: Double { 1.5 }
@@ -95,11 +96,12 @@ struct BeatTracker {
             guard now - time <= phaseSearchFrames else { continue }
             let beats = (time - anchorFrame) / periodFrames
             let deviation = abs(beats - realtimeRound(beats))
+            let upper = Double(onsetStrengths[slot]) * Double(1 - onsetBassShares[slot])
             if deviation <= Self.matchTolerance {
-                onStrength += Double(onsetStrengths[slot])
+                onStrength += upper
                 onCount += 1
             } else if abs(deviation - 0.5) <= Self.matchTolerance {
-                offStrength += Double(onsetStrengths[slot])
+                offStrength += upper
                 offCount += 1
             }
         }
