@@ -28,6 +28,7 @@ struct BeatTracker {
 
     private var onsetTimes = InlineArray<32, Double>(repeating: 0)
     private var onsetStrengths = InlineArray<32, Float>(repeating: 0)
+    private var onsetBassShares = InlineArray<32, Float>(repeating: 0)
     private var onsetCount = 0
     private var onsetWrite = 0
 
@@ -45,9 +46,11 @@ struct BeatTracker {
     private(set) var suggestsDoubleTempo = false
 
     /// The onsets halfway between beats must reach this share of the strength on the beats, over
-    /// the last `phaseSearchSeconds`, for the tracker to ask for the double tempo.
+    /// the last `phaseSearchSeconds` (each onset counted by its upper-band share, `1 − bassShare`:
+    /// off-beat kicks and bass notes do not count), for the tracker to ask for the double tempo.
     static var offBeatShare: Double { 0.6 }
     static var matchTolerance: Double { 0.15 }
+    static var phaseSwitchRatio: Double { 1.5 }
     static var reseedTolerance: Double { 0.04 }
     static var periodFreedom: Double { 0.05 }
     static var phaseSearchSeconds: Double { 4.0 }
@@ -65,12 +68,18 @@ struct BeatTracker {
 
     /// Records an onset and, when locked, refits the grid. Real-time safe.
     @_noLocks
-    mutating func addOnset(timeFrames: Double, strength: Float) {
+    mutating func addOnset(timeFrames: Double, strength: Float, bassShare: Float) {
         onsetTimes[onsetWrite] = timeFrames
         onsetStrengths[onsetWrite] = strength
+        onsetBassShares[onsetWrite] = bassShare
         onsetWrite = (onsetWrite + 1) & 31
         onsetCount = min(onsetCount + 1, 32)
         if isLocked {
+            // A grid seeded on the off-beat (e.g. on a drumless intro's bass line) moves to the
+            // beat when the upper band clearly prefers it.
+            let onBeat = upperBandSupport(anchor: anchorFrame, period: periodFrames, now: timeFrames)
+            let offBeat = upperBandSupport(anchor: anchorFrame + 0.5 * periodFrames, period: periodFrames, now: timeFrames)
+            if offBeat > Self.phaseSwitchRatio * onBeat { anchorFrame += 0.5 * periodFrames }
             refit(now: timeFrames)
             suggestsDoubleTempo = offBeatsAreStrong(now: timeFrames)
         }
@@ -87,11 +96,12 @@ struct BeatTracker {
             guard now - time <= phaseSearchFrames else { continue }
             let beats = (time - anchorFrame) / periodFrames
             let deviation = abs(beats - realtimeRound(beats))
+            let upper = Double(onsetStrengths[slot]) * Double(1 - onsetBassShares[slot])
             if deviation <= Self.matchTolerance {
-                onStrength += Double(onsetStrengths[slot])
+                onStrength += upper
                 onCount += 1
             } else if abs(deviation - 0.5) <= Self.matchTolerance {
-                offStrength += Double(onsetStrengths[slot])
+                offStrength += upper
                 offCount += 1
             }
         }
@@ -162,6 +172,12 @@ struct BeatTracker {
             }
         }
         anchorFrame = bestAnchor
+        // 1b) Beat or off-beat: the grid half a beat later wins if the upper band (snares, claps,
+        //     kick clicks; not the bass notes) supports it more. Off-beat bass lines and open
+        //     hats otherwise pull four-on-the-floor grids onto the off-beat.
+        let onBeat = upperBandSupport(anchor: bestAnchor, period: period, now: now)
+        let offBeat = upperBandSupport(anchor: bestAnchor + 0.5 * period, period: period, now: now)
+        if offBeat > onBeat { anchorFrame = bestAnchor + 0.5 * period }
         isLocked = true
         suggestsDoubleTempo = false
         // 2) Fit (twice: the first fit sharpens the period, the second matches more onsets).
@@ -172,6 +188,23 @@ struct BeatTracker {
             lastBeatFrame = now + leadFrames - 0.5 * periodFrames
             beatCount = 0
         }
+    }
+
+    /// Onset support of a grid over the last `phaseSearchSeconds`, each onset counted by its
+    /// share of flux above the bass band (`1 − bassShare`).
+    @_noLocks
+    private func upperBandSupport(anchor: Double, period: Double, now: Double) -> Double {
+        var support = 0.0
+        for slot in 0..<onsetCount {
+            let time = onsetTimes[slot]
+            guard now - time <= phaseSearchFrames else { continue }
+            let beats = (time - anchor) / period
+            let deviation = abs(beats - realtimeRound(beats))
+            if deviation <= Self.matchTolerance {
+                support += Double(0.25 + onsetStrengths[slot]) * Double(1 - onsetBassShares[slot]) * (1 - deviation / Self.matchTolerance)
+            }
+        }
+        return support
     }
 
     /// Weighted least squares through the onsets near the grid.

@@ -19,6 +19,8 @@ struct OnsetDetector: ~Copyable {
     /// Bins [firstBin, lastBin] of the main spectrum.
     let firstBin: Int
     let lastBin: Int
+    /// The last bin of the bass band (`emphasisCornerHz`).
+    private let cornerBin: Int
     private let weights: RealtimeBuffer
     private let weightSum: Float
     /// The samples searched for the exact time (context blocks first), copied contiguously.
@@ -62,6 +64,7 @@ struct OnsetDetector: ~Copyable {
         // Two bands of equal total weight: the bass (kick) up to the corner, and everything
         // above it (snare crack, claps, chords), each bin weighted 1 / (bins in its band).
         let cornerBin = min(lastBin, max(firstBin, Int((Self.emphasisCornerHz / binSpacingHz).rounded(.down))))
+        self.cornerBin = cornerBin
         let lowCount = Float(cornerBin - firstBin + 1), highCount = Float(max(1, lastBin - cornerBin))
         var sum: Float = 0
         for bin in firstBin...lastBin {
@@ -91,10 +94,17 @@ struct OnsetDetector: ~Copyable {
         for bin in firstBin...lastBin {
             logPower[bin] = approximateNaturalLog(1 + Self.logGain * power[bin])
         }
-        var flux: Float = 0
-        for bin in firstBin...lastBin {
-            flux += weights[bin] * max(0, logPower[bin] - previousLogPower[bin])
+        var lowFlux: Float = 0
+        for bin in firstBin...cornerBin {
+            lowFlux += weights[bin] * max(0, logPower[bin] - previousLogPower[bin])
         }
+        var highFlux: Float = 0
+        if cornerBin < lastBin {
+            for bin in (cornerBin + 1)...lastBin {
+                highFlux += weights[bin] * max(0, logPower[bin] - previousLogPower[bin])
+            }
+        }
+        var flux = lowFlux + highFlux
         for bin in firstBin...lastBin {
             previousLogPower[bin] = logPower[bin]
         }
@@ -102,7 +112,7 @@ struct OnsetDetector: ~Copyable {
         guard primed else {
             // The first hop has no predecessor: its "rise" from nothing is not an onset.
             primed = true
-            return OnsetResult(flux: 0, strength: 0, timeFrames: 0)
+            return OnsetResult(flux: 0, strength: 0, timeFrames: 0, bassShare: 0)
         }
 
         // 2) Adaptive threshold from the statistics before this hop.
@@ -114,11 +124,12 @@ struct OnsetDetector: ~Copyable {
         meanSquare += step * (flux * flux - meanSquare)
 
         // 3) Decision with the minimum gap, then the exact time.
-        guard flux > threshold else { return OnsetResult(flux: flux, strength: 0, timeFrames: 0) }
+        guard flux > threshold else { return OnsetResult(flux: flux, strength: 0, timeFrames: 0, bassShare: 0) }
         let timeFrames = exactTime(history: history, hopEndFrame: hopEndFrame)
-        guard timeFrames - lastOnsetFrame >= minimumGapFrames else { return OnsetResult(flux: flux, strength: 0, timeFrames: 0) }
+        guard timeFrames - lastOnsetFrame >= minimumGapFrames else { return OnsetResult(flux: flux, strength: 0, timeFrames: 0, bassShare: 0) }
         lastOnsetFrame = timeFrames
-        return OnsetResult(flux: flux, strength: clampUnit(1 - threshold / flux), timeFrames: timeFrames)
+        let bassShare = lowFlux + highFlux > 0 ? clampUnit(lowFlux / (lowFlux + highFlux)) : 0
+        return OnsetResult(flux: flux, strength: clampUnit(1 - threshold / flux), timeFrames: timeFrames, bassShare: finiteOr(bassShare, 0))
     }
 
     /// The stream frame of the sharpest energy rise in the newest hop and a half: ~1 ms blocks,
@@ -182,4 +193,7 @@ struct OnsetResult {
     var flux: Float
     var strength: Float
     var timeFrames: Double
+    /// The bass band's (≤ `emphasisCornerHz`) share of the onset's flux, 0…1: near 1 for kicks
+    /// and bass notes, near 0 for hats, claps and chord attacks.
+    var bassShare: Float
 }
