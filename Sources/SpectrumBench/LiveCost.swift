@@ -100,7 +100,10 @@ enum Latency {
         var latencies: [Double] = []
         for _ in 0..<bursts {
             tone.amplitude = 0
-            usleep(300_000) // the 42.7 ms level window empties
+            // The 42.7 ms level window empties; the random part spreads the burst starts over
+            // the hop (this loop wakes just after a frame arrives, so a fixed wait would always
+            // start bursts at the same point of the hop and bias the result).
+            usleep(UInt32(300_000 + Int.random(in: 0..<17_000)))
             receiver.drain(seconds: 0.01)
             let seen = receiver.bundles.count
             tone.amplitude = 0.5
