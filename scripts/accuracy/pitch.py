@@ -225,7 +225,8 @@ def run_spectrum(binary, path):
     frames = []
     for line in out.splitlines():
         t = float(TIME_RE.match(line).group(1))
-        p = PITCH_RE.search(line, len(line) - 200 if len(line) > 200 else 0).group(1)
+        # "pitch" follows the 256 band and peak numbers; search after them (fields may follow it).
+        p = PITCH_RE.search(line, line.find('"level"')).group(1)
         frames.append((t, 0.0 if p == "null" else json.loads(p)["hz"]))
     return frames
 

@@ -9,6 +9,9 @@ struct PitchTracker {
     private var recent: (Float, Float, Float) = (0, 0, 0)
     private var recentConfidence: (Float, Float, Float) = (0, 0, 0)
 
+    /// Confidence at which one estimate is enough to show a note (otherwise two of three).
+    static let immediateConfidence: Float = 0.95
+
     init(referenceHz: Double) {
         self.referenceHz = Float(referenceHz)
     }
@@ -27,9 +30,14 @@ struct PitchTracker {
         recentConfidence = (raw.confidence, recentConfidence.0, recentConfidence.1)
 
         let voicedCount = (recent.0 > 0 ? 1 : 0) + (recent.1 > 0 ? 1 : 0) + (recent.2 > 0 ? 1 : 0)
-        guard voicedCount >= 2 else { return .none }
+        // A single estimate is shown at once only when it is very clearly periodic (noise and
+        // the mixed windows of note changes stay well below this).
+        let clearSingle = voicedCount == 1 && recent.0 > 0 && recentConfidence.0 >= Self.immediateConfidence
+        guard voicedCount >= 2 || clearSingle else { return .none }
         let frequencyHz: Float
-        if voicedCount == 3 {
+        if clearSingle {
+            frequencyHz = recent.0
+        } else if voicedCount == 3 {
             frequencyHz = max(min(recent.0, recent.1), min(max(recent.0, recent.1), recent.2))
         } else {
             // Two confident estimates within a semitone: their geometric mean.
