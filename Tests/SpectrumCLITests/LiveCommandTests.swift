@@ -128,20 +128,27 @@ import Testing
         let tone = try ToneClient(serverName: server.name, frequencyHz: 110, amplitude: 0.4) // A2
         defer { tone.stop() }
         let session = "spectrum-tune-\(getpid())"
-        /// Runs tmux; its output only where asked (`new-session` forks the tmux server, which
-        /// would hold an output pipe open forever).
+        /// Runs tmux through popen/pclose (fork, exec, waitpid). Not Foundation's Process:
+        /// `tmux new-session -d` forks the tmux server and exits at once, and Process's exit
+        /// monitoring sometimes missed that exit and waited forever (seen twice here).
         func tmuxRun(_ arguments: [String], output wantsOutput: Bool = true) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tmuxPath)
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = wantsOutput ? pipe : FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let data = wantsOutput ? pipe.fileHandleForReading.readDataToEndOfFile() : Data()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
+            let quoted = ([tmuxPath] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            let line = quoted.joined(separator: " ") + " 2>/dev/null </dev/null"
+            guard wantsOutput else {
+                // No pipe at all: the server that new-session forks must not inherit one.
+                _ = system(line + " >/dev/null")
+                return ""
+            }
+            guard let pipe = popen(line, "r") else { return "" }
+            var output = Data()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = fread(&buffer, 1, buffer.count, pipe)
+                if count <= 0 { break }
+                output.append(contentsOf: buffer[0..<count])
+            }
+            pclose(pipe)
+            return String(decoding: output, as: UTF8.self)
         }
         let command = "\(SpectrumProcess.executableURL.path) tune --server \(server.name) --connect \(tone.outputPortName); echo TUNER-EXITED $?; sleep 10"
         _ = try tmuxRun(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command], output: false)
