@@ -253,6 +253,7 @@ public struct Analyzer: ~Copyable {
         //    double tempo when the beat grid finds strong onsets halfway between its beats.
         tempoEstimator.update(flux: onset.flux)
         if beatTracker.suggestsDoubleTempo { tempoEstimator.adoptDoubleTempo() }
+        if beatTracker.suggestsHalfTempo { tempoEstimator.adoptHalfTempo() }
         // 10) Beat grid, phase and beat events.
         let beat = beatTracker.update(agreedBpm: tempoEstimator.agreedBpm, generation: tempoEstimator.generation, hopEndFrame: streamFrame)
         latestFrame.pointee.tempo = TempoReading(bpm: beat.bpm, confidence: tempoEstimator.confidence, phase: beat.phase)

@@ -63,10 +63,15 @@ struct TempoEstimator: ~Copyable {
     private(set) var agreedBpm: Float = 0
     /// Confidence of the latest estimate.
     private(set) var confidence: Float = 0
-    /// Set when the tempo was doubled on the beat grid's evidence, until the next restart.
+    /// Set when the tempo was doubled (halved) on the beat grid's evidence, until the next restart.
     private var octaveRaised = false
+    private var octaveLowered = false
     /// `r(period / 2) / r(period)` of the latest estimate (0 when the double is out of range).
     private(set) var doubleTempoEvidence: Float = 0
+    /// `r(period) / r(2·period)`: the latest estimate's, and the larger of the latest two
+    /// estimates' (one estimate may dip; 0 when the double lag holds no data).
+    private var latestHalfRatio: Float = 0
+    private var halfTempoEvidence: Float = 0
     /// Counts restarts (locks dropped); the tracker reseeds when it changes.
     private(set) var generation = 0
 
@@ -82,6 +87,11 @@ struct TempoEstimator: ~Copyable {
     /// ratio), else the preferred range decides (and the faster wins if it cannot).
     static var strongRatio: Float { 0.75 }
     static var weakRatio: Float { 0.2 }
+    /// The beat grid's evidence for the half tempo is taken only when the autocorrelation at the
+    /// period is below this multiple of the one at twice the period: drum & bass at 172 (whose
+    /// every other beat is also sparse: kick on 1, snares on 2 and 4) correlates ~2× more at its
+    /// beat than at two beats; swung hip-hop read at 172 correlates 0.4–1.2×.
+    static var halfTempoMaximumRatio: Float { 1.25 }
     /// Variance of the raw onset signal (nats²) below which there is no tempo: silence and
     /// steady tones.
     static var silenceVariance: Float { 1e-3 }
@@ -243,6 +253,9 @@ struct TempoEstimator: ~Copyable {
         // 3) Confidence: the salience of the chosen period.
         let chosen = salience(bestLag)
         doubleTempoEvidence = bestLag / 2 >= low - 0.5 ? doubleTempoRatio(bestLag) : 0
+        let halfRatio = doubleTempoRatio(bestLag * 2)
+        halfTempoEvidence = max(halfRatio, latestHalfRatio)
+        latestHalfRatio = halfRatio
         confidence = clampUnit(chosen)
         guard chosen >= minimumConfidence, bestLag > 0 else { return 0 }
         let bpm = Float(60 * frameRateHz) / bestLag
@@ -271,6 +284,8 @@ struct TempoEstimator: ~Copyable {
         var estimate = rawEstimate
         // After the beat grid raised the octave, estimates of half the tempo count as the tempo.
         if octaveRaised && agreedBpm > 0 && abs(2 * estimate - agreedBpm) <= Self.agreementBpm { estimate *= 2 }
+        // After it lowered the octave, estimates of double the tempo count as the tempo.
+        if octaveLowered && agreedBpm > 0 && abs(0.5 * estimate - agreedBpm) <= Self.agreementBpm { estimate *= 0.5 }
         recent = (estimate, recent.0, recent.1)
         // The agreeing pair (newest first), if any.
         var agreed: Float = 0
@@ -305,11 +320,27 @@ struct TempoEstimator: ~Copyable {
     @_noLocks
     mutating func adoptDoubleTempo() {
         let doubled = 2 * agreedBpm
-        guard agreedBpm > 0, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5 else { return }
+        guard agreedBpm > 0, !octaveLowered, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5 else { return }
         agreedBpm = doubled
         recent = (doubled, doubled, recent.0 > 0 ? 2 * recent.0 : 0)
         divergentCount = 0
         octaveRaised = true
+    }
+
+    /// Adopts half the agreed tempo (the beat tracker found every other beat of its grid nearly
+    /// empty) when both octaves lie in the preferred range — the range breaks the tie otherwise
+    /// (half-time trap at 140 leaves every other beat empty too, and 70 is not preferred).
+    /// Real-time safe.
+    @_noLocks
+    mutating func adoptHalfTempo() {
+        guard agreedBpm > 0, !octaveRaised, !octaveLowered, halfTempoEvidence < Self.halfTempoMaximumRatio else { return }
+        let lag = Float(60 * frameRateHz) / agreedBpm
+        guard Double(lag) >= preferredMinimumLag, Double(2 * lag) <= preferredMaximumLag else { return }
+        let halved = 0.5 * agreedBpm
+        agreedBpm = halved
+        recent = (halved, halved, 0.5 * recent.0)
+        divergentCount = 0
+        octaveLowered = true
     }
 
     /// The normalised autocorrelation per lag (inspection; allocates).
@@ -327,7 +358,10 @@ struct TempoEstimator: ~Copyable {
         agreedBpm = 0
         confidence = 0
         doubleTempoEvidence = 0
+        halfTempoEvidence = 0
+        latestHalfRatio = 0
         octaveRaised = false
+        octaveLowered = false
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
     }
