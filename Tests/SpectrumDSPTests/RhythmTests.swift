@@ -66,6 +66,16 @@ import SpectrumTestSupport
         }
     }
 
+    /// Swung hip-hop also fits the double tempo (its off-beats are 16th-note swing positions);
+    /// the half-tempo check (every other beat of the 172 grid nearly empty, the snare on every
+    /// fourth beat) brings it back to the slower one.
+    @Test(arguments: [86.0, 90.0])
+    func swungHipHopReadsItsTempoNotTheDouble(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.swungHipHop, segments: [(bpm, 16)], sampleRateHz: 48_000)
+        let frames = try Self.frames(signal)
+        Self.expectLocked(frames, signal, bpm: bpm, fromSeconds: 10, toSeconds: 16, "swung hip-hop \(bpm) BPM")
+    }
+
     @Test(arguments: [(120.0, 128.0), (100.0, 140.0)])
     func tempoChangesAreFollowedWithinFiveSeconds(from: Double, to: Double) throws {
         for pattern in [DrumPattern.clicks, .rock] {

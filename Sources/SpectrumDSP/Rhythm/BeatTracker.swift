@@ -97,15 +97,17 @@ struct BeatTracker {
 
     /// Whether, over the last `fitSeconds`, the grid points of one parity hold less than
     /// `weakParityShare` of the onset strength of the other parity's (which holds at least
-    /// `parityMinimumOnsets` onsets), and also less of the bass band's part of it. A right tempo
-    /// has onsets on most of its beats; a double tempo's extra beats are the slower tempo's
-    /// off-beats, often empty. Kicks on the weaker parity mean its beats are downbeats and the
-    /// stronger parity is a backbeat (drum & bass: kick on 1, snares on 2 and 4): no half tempo.
+    /// `parityMinimumOnsets` onsets), and the stronger parity's upper-band accent (snares,
+    /// claps) repeats every four beats, not every two. A right tempo has onsets on most of its
+    /// beats; a double tempo's extra beats are the slower tempo's off-beats, often empty, and its
+    /// backbeat falls on every fourth beat (swung hip-hop at 86 read as 172: kick on 0, snares on
+    /// 2 and 6). A backbeat every other beat means the grid is right (drum & bass at 172: kick on
+    /// 1, snares on 2 and 4, the 3 empty).
     @_noLocks
     private func oneParityIsWeak(now: Double) -> Bool {
         var strength = InlineArray<2, Double>(repeating: 0)
         var count = InlineArray<2, Int>(repeating: 0)
-        // Upper-band strength per beat index modulo 4.
+        // Upper-band strength per beat index modulo 4 (the two classes of each parity).
         var upper = InlineArray<4, Double>(repeating: 0)
         for slot in 0..<onsetCount {
             let time = onsetTimes[slot]
