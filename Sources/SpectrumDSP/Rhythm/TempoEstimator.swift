@@ -98,6 +98,7 @@ struct TempoEstimator: ~Copyable {
     /// Autocorrelation collected before the first estimate counts (s).
     static var combMultiples: Int { 4 }
     static var lagGridStep: Float { 0.5 }
+    static var fineGridStep: Float { 0.05 }
     static var warmUpSeconds: Double { 1.0 }
 
     init(configuration: RhythmConfiguration, frameRateHz: Double) {
@@ -214,6 +215,22 @@ struct TempoEstimator: ~Copyable {
         return odd / even
     }
 
+    /// The highest salience within half a grid step of `lag`, on a grid `fineGridStep` wide.
+    @_noLocks
+    private func finePeak(near lag: Float) -> (lag: Float, salience: Float) {
+        var bestLag = lag, best = salience(lag)
+        var offset = -0.5 * Self.lagGridStep
+        while offset <= 0.5 * Self.lagGridStep {
+            let value = salience(lag + offset)
+            if value > best {
+                best = value
+                bestLag = lag + offset
+            }
+            offset += Self.fineGridStep
+        }
+        return (bestLag, best)
+    }
+
     /// One raw estimate in BPM (0 = none), setting `confidence`.
     @_noLocks
     private mutating func estimateBpm() -> Float {
@@ -243,6 +260,14 @@ struct TempoEstimator: ~Copyable {
         let curvature = before - 2 * best + after
         if curvature < 0 && before <= best && after <= best {
             bestLag += Self.lagGridStep * 0.5 * (before - after) / curvature
+        }
+        // 1b) Triple check: the tempi 3/2 and 2/3 of it, each at its finely searched peak (on
+        //     the half-lag grid a sharp peak can be missed: its 4th multiple drifts by a lag).
+        (bestLag, best) = finePeak(near: bestLag)
+        let coarseLag = bestLag
+        for factor: Float in stride(from: 2 / 3, through: 1.5, by: 5 / 6) where coarseLag * factor >= low - 0.5 && coarseLag * factor <= high + 0.5 {
+            let candidate = finePeak(near: coarseLag * factor)
+            if candidate.salience > best { (bestLag, best) = candidate }
         }
         // 2) Octave check: the double tempo (half lag), or else the half tempo (double lag).
         if bestLag / 2 >= low - 0.5 {
