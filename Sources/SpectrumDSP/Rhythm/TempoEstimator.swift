@@ -99,6 +99,7 @@ struct TempoEstimator: ~Copyable {
     static var combMultiples: Int { 4 }
     static var lagGridStep: Float { 0.5 }
     static var fineGridStep: Float { 0.05 }
+    static var tripleFasterShare: Float { 0.9 }
     static var warmUpSeconds: Double { 1.0 }
 
     init(configuration: RhythmConfiguration, frameRateHz: Double) {
@@ -267,7 +268,8 @@ struct TempoEstimator: ~Copyable {
         let coarseLag = bestLag
         for factor: Float in stride(from: 2 / 3, through: 1.5, by: 5 / 6) where coarseLag * factor >= low - 0.5 && coarseLag * factor <= high + 0.5 {
             let candidate = finePeak(near: coarseLag * factor)
-            if candidate.salience > best { (bestLag, best) = candidate }
+            let margin: Float = factor < 1 ? Self.tripleFasterShare : 1 / Self.tripleFasterShare
+            if candidate.salience > margin * best { (bestLag, best) = candidate }
         }
         // 2) Octave check: the double tempo (half lag), or else the half tempo (double lag).
         if bestLag / 2 >= low - 0.5 {
