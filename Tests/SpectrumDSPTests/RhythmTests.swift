@@ -86,6 +86,16 @@ import SpectrumTestSupport
         }
     }
 
+    /// A jump to a fast tempo, whose 2/3 (the dotted-quarter pulse) is in the range too, is
+    /// followed within 5 s (guards the triple check; the synthetic kit does not need its 0.9
+    /// margin — the rendered `change-house-128-174` of the benchmark does).
+    @Test func fourOnTheFloorJumpFrom128To174IsFollowed() throws {
+        let signal = TestSignals.rhythm(.fourOnTheFloor, segments: [(128, 6), (174, 12)], sampleRateHz: 48_000)
+        let frames = try Self.frames(signal)
+        Self.expectLocked(frames, signal, bpm: 128, fromSeconds: 4, toSeconds: 6, "four on the floor before 128 → 174")
+        Self.expectLocked(frames, signal, bpm: 174, fromSeconds: 11, toSeconds: 18, "four on the floor after 128 → 174")
+    }
+
     @Test(arguments: sampleRates)
     func silenceTonesAndNoiseHaveNoTempoAndNoBeats(sampleRateHz: Double) throws {
         let signals: [(String, [Float])] = [
