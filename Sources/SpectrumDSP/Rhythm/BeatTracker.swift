@@ -264,7 +264,7 @@ struct BeatTracker {
             let beats = (time - anchorFrame) / period
             let beat = realtimeRound(beats)
             guard abs(beats - beat) <= Self.matchTolerance else { continue }
-            let weight = Double(0.25 + onsetStrengths[slot]) * realtimeExp(-max(0, age) / fitMemoryFrames)
+            let weight = Double(0.25 + onsetStrengths[slot]) * realtimeExp(-max(0, age) / fitMemoryFrames) * (1 - abs(beats - beat) / Self.matchTolerance)
             // Relative to the anchor, so the sums stay small.
             let relative = time - anchorFrame
             sumWeight += weight
