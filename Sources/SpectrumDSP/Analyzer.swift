@@ -247,7 +247,7 @@ public struct Analyzer: ~Copyable {
     private mutating func analyseRhythm() {
         // 8) Onsets: weighted log-power flux of the main spectrum, adaptive threshold, exact time.
         let onset = onsetDetector.detect(power: combinedPower.base, history: history, hopEndFrame: streamFrame)
-        latestFrame.pointee.onset = OnsetReading(strength: onset.strength, timeFrames: onset.strength > 0 ? onset.timeFrames : 0)
+        latestFrame.pointee.onset = OnsetReading(strength: onset.eventStrength, timeFrames: onset.eventStrength > 0 ? onset.timeFrames : 0)
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
         // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal; the
         //    double tempo when the beat grid finds strong onsets halfway between its beats.

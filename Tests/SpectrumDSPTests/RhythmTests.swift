@@ -130,6 +130,23 @@ import SpectrumTestSupport
         }
     }
 
+    /// Hi-hats alone (energy above 6 kHz, outside the onset flux bands) are reported through the
+    /// hat band, at their sample.
+    @Test func hiHatsAreReportedAsOnsets() throws {
+        let hats = DrumPattern(name: "hats", events: stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
+        for sampleRateHz in Self.sampleRates {
+            let signal = TestSignals.rhythm(hats, segments: [(120, 4)], sampleRateHz: sampleRateHz)
+            let hatTimes = (0..<16).map { 0.137 + Double($0) * 0.25 }
+            let onsets = try Self.frames(signal).filter { $0.onset.isOnset }
+            #expect(onsets.count == hatTimes.count, "\(sampleRateHz) Hz: \(onsets.count) onsets for \(hatTimes.count) hats")
+            for frame in onsets {
+                let time = frame.onset.timeFrames / sampleRateHz
+                let error = hatTimes.map { time - $0 }.min { abs($0) < abs($1) } ?? 1
+                #expect(abs(error) < 0.002, "\(sampleRateHz) Hz: onset \(error * 1000) ms from its hat")
+            }
+        }
+    }
+
     @Test func anyBlockSizeGivesTheSameOnsetsTempoAndBeats() throws {
         let signal = TestSignals.rhythm(.rock, segments: [(128, 5)], sampleRateHz: 48_000)
         let expected = try Self.frames(signal, blockSizes: [signal.samples.count])
