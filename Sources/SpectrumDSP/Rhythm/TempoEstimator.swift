@@ -271,6 +271,12 @@ struct TempoEstimator: ~Copyable {
             let margin: Float = factor < 1 ? Self.tripleFasterShare : 1 / Self.tripleFasterShare
             if candidate.salience > margin * best { (bestLag, best) = candidate }
         }
+        // 1c) The shown tempo, at its fine peak, stays when it is as salient (the coarse grid
+        //     can miss its peak while another, unrelated period edges ahead for an estimate).
+        if agreedBpm > 0 {
+            let shown = finePeak(near: Float(60 * frameRateHz) / agreedBpm)
+            if shown.salience >= best { (bestLag, best) = shown }
+        }
         // 2) Octave check: the double tempo (half lag), or else the half tempo (double lag).
         if bestLag / 2 >= low - 0.5 {
             if prefersFaster(ratio: doubleTempoRatio(bestLag), fasterLag: bestLag / 2, slowerLag: bestLag) { bestLag /= 2 }
