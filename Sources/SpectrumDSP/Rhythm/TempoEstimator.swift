@@ -89,8 +89,9 @@ struct TempoEstimator: ~Copyable {
     static var weakRatio: Float { 0.2 }
     /// The beat grid's evidence for the half tempo is taken only when the autocorrelation at the
     /// period is below this multiple of the one at twice the period: drum & bass at 172 (whose
-    /// every other beat is also sparse: kick on 1, snares on 2 and 4) correlates ~2× more at its
-    /// beat than at two beats; swung hip-hop read at 172 correlates 0.4–1.2×.
+    /// every other beat is also sparse: kick on 1, snares on 2 and 4) correlates 1.5–2.9× more at
+    /// its beat than at two beats; swung hip-hop read at 172, 0.4–1.4× (the larger of two
+    /// estimates is compared).
     static var halfTempoMaximumRatio: Float { 1.25 }
     /// Variance of the raw onset signal (nats²) below which there is no tempo: silence and
     /// steady tones.
@@ -98,7 +99,10 @@ struct TempoEstimator: ~Copyable {
     /// Autocorrelation collected before the first estimate counts (s).
     static var combMultiples: Int { 4 }
     static var lagGridStep: Float { 0.5 }
+    /// Lag step of the fine peak search (within ±half a `lagGridStep`).
     static var fineGridStep: Float { 0.05 }
+    /// Triple check: the tempo 3/2 of another wins at this share of its salience (the
+    /// dotted-quarter pulse of a busy pattern is nearly as periodic as its beat).
     static var tripleFasterShare: Float { 0.9 }
     static var warmUpSeconds: Double { 1.0 }
 
@@ -264,11 +268,14 @@ struct TempoEstimator: ~Copyable {
         }
         // 1b) Triple check: the tempi 3/2 and 2/3 of it, each at its finely searched peak (on
         //     the half-lag grid a sharp peak can be missed: its 4th multiple drifts by a lag).
+        //     The faster of a pair wins at `tripleFasterShare` of the slower one's salience.
         (bestLag, best) = finePeak(near: bestLag)
         let coarseLag = bestLag
-        for factor: Float in stride(from: 2 / 3, through: 1.5, by: 5 / 6) where coarseLag * factor >= low - 0.5 && coarseLag * factor <= high + 0.5 {
+        for candidateIndex in 0..<2 {
+            let factor: Float = candidateIndex == 0 ? 2.0 / 3.0 : 1.5
+            guard coarseLag * factor >= low - 0.5, coarseLag * factor <= high + 0.5 else { continue }
             let candidate = finePeak(near: coarseLag * factor)
-            let margin: Float = factor < 1 ? Self.tripleFasterShare : 1 / Self.tripleFasterShare
+            let margin = factor < 1 ? Self.tripleFasterShare : 1 / Self.tripleFasterShare
             if candidate.salience > margin * best { (bestLag, best) = candidate }
         }
         // 1c) The shown tempo, at its fine peak, stays when it is as salient (the coarse grid
