@@ -65,6 +65,7 @@ struct OnsetDetector: ~Copyable {
     /// Every 4th bin of the hat band: hats are broadband noise, so a sample of the bins measures
     /// their rise as well, at a quarter of the cost.
     static var hatBinStride: Int { 4 }
+    static var hatCompressionGain: Float { 10 }
     /// k of the grid onsets' threshold (the seed's 1.5): the beat grid wants the accents only.
     static var gridThresholdDeviations: Float { 1.5 }
     static var upperBandWeight: Double { 1 }
@@ -138,7 +139,9 @@ struct OnsetDetector: ~Copyable {
             previousLogPower[bin] = logPower[bin]
         }
         let flux = finiteOr((lowFlux + highFlux) / weightSum, 0)
-        hatFlux = lastBin < hatFirstBin ? finiteOr(hatFlux / Float(hatBinCount), 0) : 0
+        // The hat band's flux log-compressed (as the tempo's onset signal), so that open hats and
+        // crashes do not raise its threshold far above quiet closed hats.
+        hatFlux = lastBin < hatFirstBin ? realtimeLog1p(Self.hatCompressionGain * finiteOr(hatFlux / Float(hatBinCount), 0)) : 0
         var result = OnsetResult(flux: flux, strength: 0, timeFrames: 0, bassShare: 0, eventStrength: 0)
         guard primed else {
             // The first hop has no predecessor: its "rise" from nothing is not an onset.
