@@ -40,9 +40,16 @@ public struct Analyzer: ~Copyable {
     private var onsetDetector: OnsetDetector
     private var tempoEstimator: TempoEstimator
     private var beatTracker: BeatTracker
+    /// A beat taken between hops (`consume` ended inside a hop): it goes into the hop's frame.
+    private var beatForFrame = BeatReading.none
+    /// The latest beat event and how many there have been: a host that feeds short blocks
+    /// sees a new beat as soon as the block holding it is consumed, before the hop's frame.
+    public private(set) var latestBeat = BeatReading.none
+    public private(set) var beatEventCount: UInt64 = 0
     private let latestFrame: UnsafeMutablePointer<AnalysisFrame>
     private var framesUntilHop: Int
-    private var streamFrame: Int64 = 0
+    /// Samples consumed since the start (or the last `reset`): the stream position of the next sample.
+    public private(set) var streamFrame: Int64 = 0
     /// NaN or infinite input samples replaced by silence since the start (a real-time anomaly
     /// counter for the non-real-time side to report).
     public private(set) var nonFiniteSampleCount = 0
@@ -160,6 +167,12 @@ public struct Analyzer: ~Copyable {
         if completed {
             analyseHop()
             framesUntilHop = hopFrames
+        } else if rhythmEnabled {
+            let beat = beatTracker.takeDueBeat(streamFrame: streamFrame)
+            if beat.isBeat {
+                beatForFrame = beat
+                recordBeatEvent(beat)
+            }
         }
         _unsafePerformance { spectrum_denormals_restore(previousControl) }
         return (run, completed)
@@ -256,7 +269,19 @@ public struct Analyzer: ~Copyable {
         // 10) Beat grid, phase and beat events.
         let beat = beatTracker.update(agreedBpm: tempoEstimator.agreedBpm, generation: tempoEstimator.generation, hopEndFrame: streamFrame)
         latestFrame.pointee.tempo = TempoReading(bpm: beat.bpm, confidence: tempoEstimator.confidence, phase: beat.phase)
-        latestFrame.pointee.beat = beat.beat
+        if beat.beat.isBeat {
+            recordBeatEvent(beat.beat)
+            latestFrame.pointee.beat = beat.beat
+        } else {
+            latestFrame.pointee.beat = beatForFrame
+        }
+        beatForFrame = .none
+    }
+
+    @_noLocks
+    private mutating func recordBeatEvent(_ beat: BeatReading) {
+        latestBeat = beat
+        beatEventCount &+= 1
     }
 
     /// Forgets the tempo and beat grid and learns them afresh from the music now playing (the
@@ -266,6 +291,7 @@ public struct Analyzer: ~Copyable {
     public mutating func relearnTempo() {
         tempoEstimator.restart()
         beatTracker.relearn()
+        beatForFrame = .none
         latestFrame.pointee.tempo = .none
         latestFrame.pointee.beat = .none
     }
@@ -285,6 +311,7 @@ public struct Analyzer: ~Copyable {
         onsetDetector.reset()
         tempoEstimator.reset()
         beatTracker.reset()
+        beatForFrame = .none
         latestFrame.pointee.onset = .none
         latestFrame.pointee.tempo = .none
         latestFrame.pointee.beat = .none
