@@ -86,6 +86,10 @@ public final class ToneClient: @unchecked Sendable {
     /// amplitude went from 0 to non-zero: when a burst began. 0 before any burst.
     public var burstStartMicroseconds: UInt64 { context.pointee.burstStartMicroseconds.load(ordering: .acquiring) }
 
+    /// JACK time (µs) of the loop's first sample the last time the loop started over; 0 before
+    /// that or without a loop.
+    public var loopStartMicroseconds: UInt64 { context.pointee.loopStartMicroseconds.load(ordering: .acquiring) }
+
     /// Process cycles run so far.
     public var callbacks: UInt64 { context.pointee.callbacks.load(ordering: .relaxed) }
 
@@ -110,6 +114,7 @@ struct ToneContext: ~Copyable {
     let amplitudeBits = Atomic<UInt64>(0)
     let callbacks = Atomic<UInt64>(0)
     let burstStartMicroseconds = Atomic<UInt64>(0)
+    let loopStartMicroseconds = Atomic<UInt64>(0)
     /// Amplitude of the previous cycle; only the process thread touches it.
     var previousAmplitude: Double = 0
     /// The looped recording instead of the sine (nil: sine), and the next sample to play.
@@ -141,6 +146,10 @@ func toneProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> 
     if let loop = context.pointee.loop {
         var position = context.pointee.loopPosition
         for frame in 0..<Int(frameCount) {
+            if position == 0 {
+                let start = jack_frames_to_time(context.pointee.client, jack_last_frame_time(context.pointee.client) &+ UInt32(frame))
+                context.pointee.loopStartMicroseconds.store(start, ordering: .releasing)
+            }
             out[frame] = Float(amplitude) * loop[position]
             position = position + 1 == loop.count ? 0 : position + 1
         }
