@@ -48,6 +48,13 @@ public struct Analyzer: ~Copyable {
     public private(set) var beatEventCount: UInt64 = 0
     private let latestFrame: UnsafeMutablePointer<AnalysisFrame>
     private var framesUntilHop: Int
+    /// Frames before each hop's end at which the tuner runs, on the window ending there (an
+    /// eighth of a hop, 100 frames at 48 kHz): a host calling with short blocks (a JACK period
+    /// of 64 frames) then never runs the tuner and the rest of the hop in the same block.
+    public let tunerLeadFrames: Int
+    private var framesUntilTuner: Int
+    /// The tuner's reading for the frame of the hop in progress.
+    private var pitchForFrame = PitchReading.none
     /// Samples consumed since the start (or the last `reset`): the stream position of the next sample.
     public private(set) var streamFrame: Int64 = 0
     /// NaN or infinite input samples replaced by silence since the start (a real-time anomaly
@@ -85,6 +92,8 @@ public struct Analyzer: ~Copyable {
         self.configuration = configuration
         self.sampleRateHz = sampleRateHz
         self.hopFrames = hopFrames
+        tunerLeadFrames = hopFrames / 8
+        framesUntilTuner = hopFrames - tunerLeadFrames
         let hopSeconds = Double(hopFrames) / sampleRateHz
 
         // Main path: the newest window of the full-rate signal (long enough for the tuner too).
@@ -149,7 +158,7 @@ public struct Analyzer: ~Copyable {
     /// Hosts call it in a loop until the block is used up. Real-time safe.
     @_noLocks
     public mutating func consume(_ samples: UnsafePointer<Float>, frameCount: Int) -> (consumed: Int, frameCompleted: Bool) {
-        let run = min(frameCount, framesUntilHop)
+        let run = min(min(frameCount, framesUntilHop), framesUntilTuner)
         let previousControl = _unsafePerformance { spectrum_denormals_disable() }
         for offset in 0..<run {
             var sample = samples[offset]
@@ -162,7 +171,13 @@ public struct Analyzer: ~Copyable {
             levelMeter.observe(sample)
         }
         framesUntilHop -= run
+        framesUntilTuner -= run
         streamFrame += Int64(run)
+        if framesUntilTuner == 0 {
+            // 7) Pitch: raw estimate, then median-of-three tracking, for the coming frame.
+            if pitchEnabled { pitchForFrame = pitchTracker.update(pitchDetector.detect(history: history)) }
+            framesUntilTuner = hopFrames
+        }
         let completed = framesUntilHop == 0
         if completed {
             analyseHop()
@@ -245,10 +260,8 @@ public struct Analyzer: ~Copyable {
         }
         latestFrame.pointee.level = levelMeter.read(history: history, windowFrames: mainSpectrum.windowFrames)
         let windowFrames = mainSpectrum.windowFrames
-        // 7) Pitch: raw estimate, then median-of-three tracking.
-        if pitchEnabled {
-            latestFrame.pointee.pitch = pitchTracker.update(pitchDetector.detect(history: history))
-        }
+        // 7) Pitch, from the tuner's run `tunerLeadFrames` ago (see `consume`).
+        if pitchEnabled { latestFrame.pointee.pitch = pitchForFrame }
         let pointCount = latestFrame.pointee.waveform.count
         for point in 0..<pointCount {
             latestFrame.pointee.waveform[point] = history.latest(windowFrames, at: point * windowFrames / pointCount)
@@ -307,6 +320,7 @@ public struct Analyzer: ~Copyable {
         levelMeter.reset()
         pitchTracker.reset()
         pitchDetector.reset()
+        pitchForFrame = .none
         latestFrame.pointee.pitch = .none
         onsetDetector.reset()
         tempoEstimator.reset()
@@ -317,6 +331,7 @@ public struct Analyzer: ~Copyable {
         latestFrame.pointee.beat = .none
         bandDecibels.fill(with: realtimeDecibelsFromPower(0))
         framesUntilHop = hopFrames
+        framesUntilTuner = hopFrames - tunerLeadFrames
         streamFrame = 0
         nonFiniteSampleCount = 0
     }
