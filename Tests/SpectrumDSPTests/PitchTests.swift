@@ -93,6 +93,28 @@ import SpectrumTestSupport
         }
     }
 
+    /// A piano's top notes decay faster than the percussive-decay gate's 60 dB/s; above 400 Hz
+    /// the allowed rate grows with the pitch, below it a decay that fast is still a drum.
+    @Test(arguments: sampleRates)
+    func fastDecayingHighNotesKeepTheirPitch(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        // τ = 80 ms: the energy falls by 20·log10(e)/τ ≈ 109 dB/s.
+        func decaying(_ frequencyHz: Double) -> [Float] {
+            (0..<Int(0.35 * sampleRateHz)).map { index in
+                let seconds = Double(index) / sampleRateHz
+                return Float(0.5 * exp(-seconds / 0.08) * sin(2 * .pi * frequencyHz * seconds))
+            }
+        }
+        for note in [88, 93, 96] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let reading = Self.reading(&analyzer, decaying(frequencyHz))
+            #expect(reading.noteNumber == Int32(note), "MIDI \(note) at \(sampleRateHz) Hz: got \(reading.noteNumber)")
+            #expect(abs(Self.centsError(reading, expectedHz: frequencyHz)) < 1, "MIDI \(note): \(reading.frequencyHz) Hz")
+        }
+        let low = Self.reading(&analyzer, decaying(TestSignals.frequencyHz(midiNote: 57)))
+        #expect(!low.hasNote, "A3 decaying at 109 dB/s at \(sampleRateHz) Hz read \(low.frequencyHz) Hz")
+    }
+
     @Test func noteNamesUseScientificPitchNotation() {
         let names = [(28, "E1"), (40, "E2"), (60, "C4"), (61, "C#4"), (69, "A4"), (96, "C7")].map { number, _ in
             PitchReading(frequencyHz: 1, midiNote: Float(number), noteNumber: Int32(number), cents: 0, confidence: 1).noteName

@@ -47,6 +47,9 @@ struct PitchDetector: ~Copyable {
 
     /// Relative height a later maximum must reach against the highest one to be chosen first.
     static let keyMaximumRatio: Float = 0.9
+    /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
+    /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
+    static let decayCornerHz: Float = 400
     /// Periods of the lowest note in the window: the longest lag still correlates over 1.2.
     static let windowPeriods = 2.2
 
@@ -95,12 +98,11 @@ struct PitchDetector: ~Copyable {
         for index in 0..<runs.secondCount { input[runs.firstCount + index] = runs.second[index] - mean }
         for index in count..<fftSize { input[index] = 0 }
         let energy = realtimeDotProduct(input, input, count: count)
-        let decaying = energy < recentEnergies[recentEnergyIndex] * percussiveEnergyRatio
+        let earlierEnergy = recentEnergies[recentEnergyIndex]
+        let decaying = energy < earlierEnergy * percussiveEnergyRatio
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
         guard realtimeSquareRoot(energy / Float(count)) >= silenceGateRms else { return .unvoiced }
-        // A sound that decays fast is a drum or a note ending, not something to tune.
-        guard !decaying else { return .unvoiced }
 
         // 2) Energies of the overlapping segments per lag, updated incrementally (Double: for
         //    long lags they differ by tiny amounts). Done before the FFT overwrites `input`.
@@ -147,7 +149,15 @@ struct PitchDetector: ~Copyable {
             let curvature = before - 2 * peak + after
             let offset = curvature < 0 ? 0.5 * (before - after) / curvature : 0
             let top = peak - 0.25 * (before - after) * offset
-            return RawPitch(frequencyHz: sampleRateHz / (Float(lag) + offset), confidence: min(top, 1))
+            let frequencyHz = sampleRateHz / (Float(lag) + offset)
+            // A sound that decays fast is a drum or a note ending, not something to tune; high
+            // notes may decay faster (a piano's top octaves), proportionally to their pitch.
+            if decaying {
+                let base = percussiveEnergyRatio, exponent = max(1, frequencyHz / Self.decayCornerHz)
+                let allowedRatio = _unsafePerformance { powf(base, exponent) }
+                guard energy >= earlierEnergy * allowedRatio else { return .unvoiced }
+            }
+            return RawPitch(frequencyHz: frequencyHz, confidence: min(top, 1))
         }
         return .unvoiced
     }
