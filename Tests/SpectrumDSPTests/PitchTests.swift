@@ -115,6 +115,27 @@ import SpectrumTestSupport
         #expect(!low.hasNote, "A3 decaying at 109 dB/s at \(sampleRateHz) Hz read \(low.frequencyHz) Hz")
     }
 
+    /// A piano's partials are stretched (f_k = k·f·√(1 + B·k²)); autocorrelation follows all of
+    /// them and reads sharp, the tuner refines on the first partial's phase.
+    @Test(arguments: sampleRates)
+    func stretchedPartialsReadAtTheFirstPartial(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let inharmonicity = 0.0004  // a piano's middle octaves: partial 8 is 22 cents sharp
+        for note in [55, 60, 69, 76] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let partialsHz = (1...8).map { Double($0) * frequencyHz * (1 + inharmonicity * Double($0 * $0)).squareRoot() }
+            let signal: [Float] = (0..<Int(0.5 * sampleRateHz)).map { index in
+                let seconds = Double(index) / sampleRateHz
+                return Float(partialsHz.enumerated().reduce(0) { sum, partial in
+                    sum + 0.3 / Double(partial.offset + 1) * sin(2 * .pi * partial.element * seconds)
+                })
+            }
+            let reading = Self.reading(&analyzer, signal)
+            let error = Self.centsError(reading, expectedHz: partialsHz[0])
+            #expect(abs(error) < 1.5, "MIDI \(note) at \(sampleRateHz) Hz: \(error) cents from the first partial")
+        }
+    }
+
     @Test func noteNamesUseScientificPitchNotation() {
         let names = [(28, "E1"), (40, "E2"), (60, "C4"), (61, "C#4"), (69, "A4"), (96, "C7")].map { number, _ in
             PitchReading(frequencyHz: 1, midiNote: Float(number), noteNumber: Int32(number), cents: 0, confidence: 1).noteName

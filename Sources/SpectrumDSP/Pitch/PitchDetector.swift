@@ -16,7 +16,9 @@ import Glibc
 /// strong second harmonic cannot pull the answer an octave up), refines it by parabolic
 /// interpolation, and reports the peak's correlation as the confidence. The search runs on
 /// the signed square `r·|r|` (same order, same maxima), so only the three lags around the
-/// chosen peak need a square root.
+/// chosen peak need a square root. Above 150 Hz the frequency is then refined on the
+/// fundamental's phase advance in the same FFT (a piano's stretched partials pull the
+/// autocorrelation sharp).
 ///
 /// `init` allocates and plans; `detect` is real-time safe.
 struct PitchDetector: ~Copyable {
@@ -44,12 +46,40 @@ struct PitchDetector: ~Copyable {
     private let signedSquares: RealtimeBuffer
     /// E_left · E_right per lag (the squared denominator), kept for the final square roots.
     private let energyProducts: RealtimeBuffer
+    /// The window's spectra (before squaring) of the last `phaseSpanHops + 1` hops, a ring of
+    /// `spectrum`-sized slots, for the fundamental's phase advance.
+    private let pastSpectra: UnsafeMutablePointer<fftwf_complex>
+    private var pastSpectrumIndex = 0
+    /// Consecutive hops stored in `pastSpectra` (a gated hop stores none and breaks the run).
+    private var storedSpectra = 0
+    /// Hops between the two spectra compared: ~50 ms, so the phase advance is unambiguous for
+    /// a peak within ±10 Hz of its bin (bins are ~11.7 Hz).
+    private let phaseSpanHops: Int
+    private let phaseSpanFrames: Float
+    /// The last `correctionCount` phase corrections in cents, newest at `correctionIndex − 1`,
+    /// while the pitch stays within a semitone; `correctionsStored` of them valid.
+    private let corrections: RealtimeBuffer
+    private var correctionIndex = 0
+    private var correctionsStored = 0
+    /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
+    private var previousFrequencyHz: Float = 0
 
     /// Relative height a later maximum must reach against the highest one to be chosen first.
     static let keyMaximumRatio: Float = 0.9
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
+    /// Lowest pitch refined on its fundamental: below it the fundamental's spectral peak is too
+    /// close to its neighbours for a clean phase in a 58 ms window.
+    static let refinementMinimumHz: Float = 150
+    /// The fundamental's peak must be within 20 dB (power ratio 0.01) of the strongest of the
+    /// first six harmonics to be refined on (a weak or missing fundamental is left alone).
+    static let refinementPowerRatio: Float = 0.01
+    /// Larger phase corrections are not believed (a neighbouring partial, a note change).
+    static let refinementLimitCents: Float = 30
+    /// Corrections averaged: ~67 ms, the phase noise averages out, vibrato stays with the
+    /// autocorrelation.
+    static let correctionCount = 4
     /// Periods of the lowest note in the window: the longest lag still correlates over 1.2.
     static let windowPeriods = 2.2
 
@@ -75,6 +105,11 @@ struct PitchDetector: ~Copyable {
         input.initialize(repeating: 0, count: size)
         signedSquares = RealtimeBuffer(count: maximumLag + 2)
         energyProducts = RealtimeBuffer(count: maximumLag + 2)
+        phaseSpanHops = max(1, Int((0.05 / hopSeconds).rounded()))
+        phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
+        pastSpectra = fftwf_alloc_complex((size / 2 + 1) * (phaseSpanHops + 1))
+        pastSpectra.initialize(repeating: (0, 0), count: (size / 2 + 1) * (phaseSpanHops + 1))
+        corrections = RealtimeBuffer(count: Self.correctionCount)
     }
 
     deinit {
@@ -82,6 +117,7 @@ struct PitchDetector: ~Copyable {
         fftwf_destroy_plan(inverse)
         fftwf_free(input)
         fftwf_free(spectrum)
+        fftwf_free(pastSpectra)
     }
 
     /// One raw estimate from the newest window of `history`; call once per hop. Real-time safe.
@@ -102,7 +138,7 @@ struct PitchDetector: ~Copyable {
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
-        guard realtimeSquareRoot(energy / Float(count)) >= silenceGateRms else { return .unvoiced }
+        guard realtimeSquareRoot(energy / Float(count)) >= silenceGateRms else { return unvoiced() }
 
         // 2) Energies of the overlapping segments per lag, updated incrementally (Double: for
         //    long lags they differ by tiny amounts). Done before the FFT overwrites `input`.
@@ -114,10 +150,16 @@ struct PitchDetector: ~Copyable {
             energyProducts[lag] = Float(max(left, 0) * max(right, 0))
         }
 
-        // 3) Autocorrelation numerators for every lag: |FFT|², inverse FFT (× fftSize).
+        // 3) Autocorrelation numerators for every lag: |FFT|², inverse FFT (× fftSize). The
+        //    spectrum is kept first for the fundamental's phase (step 7).
         let forward = self.forward, inverse = self.inverse
         _unsafePerformance { fftwf_execute(forward) }
+        let bins = fftSize / 2 + 1
+        pastSpectrumIndex = (pastSpectrumIndex + 1) % (phaseSpanHops + 1)
+        let kept = pastSpectra + pastSpectrumIndex * bins
+        storedSpectra += 1
         for bin in 0...(fftSize / 2) {
+            kept[bin] = spectrum[bin]
             let (real, imaginary) = spectrum[bin]
             spectrum[bin] = (real * real + imaginary * imaginary, 0)
         }
@@ -134,7 +176,7 @@ struct PitchDetector: ~Copyable {
             if lag >= minimumLag && lag <= maximumLag && value > highest { highest = value }
         }
         let threshold = confidenceThreshold * confidenceThreshold
-        guard highest >= threshold else { return .unvoiced }
+        guard highest >= threshold else { return unvoiced() }
 
         // 5) First key maximum (after a dip below zero) that is confident and near the highest.
         let required = max(threshold, highest * Self.keyMaximumRatio * Self.keyMaximumRatio)
@@ -155,17 +197,85 @@ struct PitchDetector: ~Copyable {
             if decaying {
                 let base = percussiveEnergyRatio, exponent = max(1, frequencyHz / Self.decayCornerHz)
                 let allowedRatio = _unsafePerformance { powf(base, exponent) }
-                guard energy >= earlierEnergy * allowedRatio else { return .unvoiced }
+                guard energy >= earlierEnergy * allowedRatio else { return unvoiced() }
             }
-            return RawPitch(frequencyHz: frequencyHz, confidence: min(top, 1))
+            return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1))
         }
+        return unvoiced()
+    }
+
+    /// No estimate this hop: the stored spectra and corrections no longer run on.
+    @_noLocks
+    private mutating func unvoiced() -> RawPitch {
+        storedSpectra = 0
+        correctionsStored = 0
+        previousFrequencyHz = 0
         return .unvoiced
     }
+
+    /// 7) The autocorrelation's frequency moved by the mean of the last few phase corrections:
+    ///    the fundamental's frequency from its phase advance over `phaseSpanHops` hops (phase
+    ///    vocoder), against the autocorrelation's. Autocorrelation follows all partials, so a
+    ///    piano's stretched upper partials pull it sharp; the fundamental does not.
+    @_noLocks
+    private mutating func refined(_ frequencyHz: Float) -> Float {
+        let previous = previousFrequencyHz
+        previousFrequencyHz = frequencyHz
+        if previous <= 0 || abs(frequencyHz / previous - 1) > 0.06 { correctionsStored = 0 }
+        if let cents = phaseCorrectionCents(frequencyHz) {
+            corrections[correctionIndex] = cents
+            correctionIndex = (correctionIndex + 1) % Self.correctionCount
+            correctionsStored = min(correctionsStored + 1, Self.correctionCount)
+        }
+        guard correctionsStored > 0 else { return frequencyHz }
+        var sum: Float = 0
+        for back in 1...correctionsStored {
+            sum += corrections[(correctionIndex - back + Self.correctionCount) % Self.correctionCount]
+        }
+        let exponent = sum / Float(correctionsStored) / 1200
+        return frequencyHz * _unsafePerformance { exp2f(exponent) }
+    }
+
+    /// Cents from `frequencyHz` to the fundamental's frequency measured by its phase advance,
+    /// or nil when the fundamental is too low, too weak, or the spectra do not run back far
+    /// enough.
+    @_noLocks
+    private func phaseCorrectionCents(_ frequencyHz: Float) -> Float? {
+        let bins = fftSize / 2 + 1
+        guard frequencyHz >= Self.refinementMinimumHz, storedSpectra > phaseSpanHops else { return nil }
+        let now = pastSpectra + pastSpectrumIndex * bins
+        let then = pastSpectra + ((pastSpectrumIndex + 1) % (phaseSpanHops + 1)) * bins
+        let binsPerHz = Float(fftSize) / sampleRateHz
+        let centre = frequencyHz * binsPerHz
+        // The fundamental's peak bin, and the strongest of the first six harmonics.
+        var peakBin = max(1, Int(centre) - 1)
+        for bin in peakBin...min(Int(centre) + 2, bins - 1) where power(now[bin]) > power(now[peakBin]) { peakBin = bin }
+        var strongest: Float = 0
+        for harmonic in 1...6 {
+            let bin = Int(Float(harmonic) * centre + 0.5)
+            if bin < bins { strongest = max(strongest, power(now[bin])) }
+        }
+        guard power(now[peakBin]) >= strongest * Self.refinementPowerRatio else { return nil }
+        // Phase advance beyond the bin's own, wrapped to ±π: the offset from the bin frequency.
+        let (nowReal, nowImaginary) = now[peakBin], (thenReal, thenImaginary) = then[peakBin]
+        let advance = _unsafePerformance { atan2f(nowImaginary, nowReal) - atan2f(thenImaginary, thenReal) }
+        let expected = 2 * Float.pi * Float(peakBin) * phaseSpanFrames / Float(fftSize)
+        var deviation = advance - expected
+        deviation -= 2 * Float.pi * _unsafePerformance { rintf(deviation / (2 * Float.pi)) }
+        let measuredHz = (Float(peakBin) / Float(fftSize) + deviation / (2 * Float.pi * phaseSpanFrames)) * sampleRateHz
+        guard measuredHz > 0 else { return nil }
+        let cents = 1200 * _unsafePerformance { log2f(measuredHz / frequencyHz) }
+        return abs(cents) < Self.refinementLimitCents ? cents : nil
+    }
+
+    @inline(__always) @_noLocks
+    private func power(_ value: fftwf_complex) -> Float { value.0 * value.0 + value.1 * value.1 }
 
     @_noLocks
     mutating func reset() {
         recentEnergies.fill(with: 0)
         recentEnergyIndex = 0
+        _ = unvoiced()
     }
 
     /// r at `lag` from its signed square.
