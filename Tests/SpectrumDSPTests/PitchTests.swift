@@ -115,6 +115,27 @@ import SpectrumTestSupport
         #expect(!low.hasNote, "A3 decaying at 109 dB/s at \(sampleRateHz) Hz read \(low.frequencyHz) Hz")
     }
 
+    /// A low guitar string: the fundamental and odd harmonics die away faster than the even ones,
+    /// until the wave almost repeats at half its period (odd harmonics ~3.5 % of the energy at
+    /// the end). The tuner must not jump an octave up as they fade.
+    @Test(arguments: sampleRates)
+    func fadingOddHarmonicsDoNotJumpAnOctave(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        for note in [40, 43, 45] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let signal: [Float] = (0..<Int(1.0 * sampleRateHz)).map { index in
+                let seconds = Double(index) / sampleRateHz
+                let odd = exp(-seconds / 0.63), phase = 2 * Double.pi * frequencyHz * seconds
+                return Float(0.3 * odd * sin(phase) + 0.3 * sin(2 * phase) + 0.1 * odd * sin(3 * phase) + 0.15 * sin(4 * phase))
+            }
+            analyzer.reset()
+            let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch).filter(\.hasNote)
+            let wrong = readings.filter { $0.noteNumber != Int32(note) }
+            #expect(wrong.isEmpty && readings.last?.noteNumber == Int32(note),
+                    "MIDI \(note) at \(sampleRateHz) Hz: \(wrong.count) of \(readings.count) readings wrong, e.g. \(wrong.first?.noteNumber ?? -1)")
+        }
+    }
+
     /// A piano's partials are stretched (f_k = k·f·√(1 + B·k²)); autocorrelation follows all of
     /// them and reads sharp, the tuner refines on the first partial's phase.
     @Test(arguments: sampleRates)

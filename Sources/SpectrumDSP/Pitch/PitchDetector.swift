@@ -63,12 +63,22 @@ struct PitchDetector: ~Copyable {
     private var correctionsStored = 0
     /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
     private var previousFrequencyHz: Float = 0
+    /// The last period chosen (0 = none), held against an octave jump up (step 5).
+    private var heldPeriodFrames: Float = 0
+    private var hopsSinceVoiced = 0
 
     /// Relative height a later maximum must reach against the highest one to be chosen first.
     static let keyMaximumRatio: Float = 0.9
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
+    /// r at half the held period must reach this share of r at the held period to take over:
+    /// a decaying low guitar string drifts from 0.88 to 0.92 of it as its fundamental and odd
+    /// harmonics fade (`keyMaximumRatio` alone flips it an octave up at 0.9).
+    static let octaveHoldRatio: Float = 0.95
+    /// Window-energy rise over ~50 ms (+1.5 dB) that ends the hold: a new note's attack, so a
+    /// melody's leap up an octave is not held down.
+    static let octaveHoldReleaseRatio: Float = 1.4
     /// Lowest pitch refined on its fundamental: below it the fundamental's spectral peak is too
     /// close to its neighbours for a clean phase in a 58 ms window.
     static let refinementMinimumHz: Float = 150
@@ -136,6 +146,9 @@ struct PitchDetector: ~Copyable {
         let energy = realtimeDotProduct(input, input, count: count)
         let earlierEnergy = recentEnergies[recentEnergyIndex]
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
+        // The octave hold ends after ~50 ms without an estimate, or at a new note's attack.
+        hopsSinceVoiced += 1
+        if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
         guard realtimeSquareRoot(energy / Float(count)) >= silenceGateRms else { return unvoiced() }
@@ -186,12 +199,16 @@ struct PitchDetector: ~Copyable {
             if value < 0 { dipped = true }
             guard dipped, lag >= minimumLag, value >= required,
                   value >= signedSquares[lag - 1], value > signedSquares[lag + 1] else { continue }
+            // Octave hold: when the last period was twice this one, it stays unless this lag
+            // is clearly as periodic (a low string whose fundamental and odd harmonics die
+            // away first keeps its pitch).
+            let chosen = heldOctave(of: lag) ?? lag
             // 6) Parabolic interpolation through r at the peak and its neighbours.
-            let before = correlation(lag - 1), peak = correlation(lag), after = correlation(lag + 1)
+            let before = correlation(chosen - 1), peak = correlation(chosen), after = correlation(chosen + 1)
             let curvature = before - 2 * peak + after
             let offset = curvature < 0 ? 0.5 * (before - after) / curvature : 0
             let top = peak - 0.25 * (before - after) * offset
-            let frequencyHz = sampleRateHz / (Float(lag) + offset)
+            let frequencyHz = sampleRateHz / (Float(chosen) + offset)
             // A sound that decays fast is a drum or a note ending, not something to tune; high
             // notes may decay faster (a piano's top octaves), proportionally to their pitch.
             if decaying {
@@ -199,9 +216,26 @@ struct PitchDetector: ~Copyable {
                 let allowedRatio = _unsafePerformance { powf(base, exponent) }
                 guard energy >= earlierEnergy * allowedRatio else { return unvoiced() }
             }
+            heldPeriodFrames = Float(chosen) + offset
+            hopsSinceVoiced = 0
             return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1))
         }
         return unvoiced()
+    }
+
+    /// The local maximum near twice `lag` when the held period is there (within a semitone)
+    /// and r at `lag` is below `octaveHoldRatio` of r there; nil otherwise. The search spans
+    /// ±5 lags: the half period's peak is itself a few lags off.
+    @_noLocks
+    private func heldOctave(of lag: Int) -> Int? {
+        let centre = 2 * lag
+        guard centre + 6 <= maximumLag, abs(heldPeriodFrames - Float(centre)) < 0.06 * Float(centre) else { return nil }
+        var best = centre - 5
+        for candidate in (centre - 4)...(centre + 5) where signedSquares[candidate] > signedSquares[best] { best = candidate }
+        let height = signedSquares[best]
+        guard height >= signedSquares[best - 1], height > signedSquares[best + 1],
+              signedSquares[lag] < height * Self.octaveHoldRatio * Self.octaveHoldRatio else { return nil }
+        return best
     }
 
     /// No estimate this hop: the stored spectra and corrections no longer run on.
@@ -275,6 +309,7 @@ struct PitchDetector: ~Copyable {
     mutating func reset() {
         recentEnergies.fill(with: 0)
         recentEnergyIndex = 0
+        heldPeriodFrames = 0
         _ = unvoiced()
     }
 
