@@ -115,7 +115,7 @@ struct PitchDetector: ~Copyable {
         input.initialize(repeating: 0, count: size)
         signedSquares = RealtimeBuffer(count: maximumLag + 2)
         energyProducts = RealtimeBuffer(count: maximumLag + 2)
-        phaseSpanHops = max(1, Int((0.05 / hopSeconds).rounded()))
+        phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         pastSpectra = fftwf_alloc_complex((size / 2 + 1) * (phaseSpanHops + 1))
         pastSpectra.initialize(repeating: (0, 0), count: (size / 2 + 1) * (phaseSpanHops + 1))
@@ -229,7 +229,7 @@ struct PitchDetector: ~Copyable {
     @_noLocks
     private func heldOctave(of lag: Int) -> Int? {
         let centre = 2 * lag
-        guard centre + 6 <= maximumLag, abs(heldPeriodFrames - Float(centre)) < 0.06 * Float(centre) else { return nil }
+        guard centre > 6, centre + 6 <= maximumLag, abs(heldPeriodFrames - Float(centre)) < 0.06 * Float(centre) else { return nil }
         var best = centre - 5
         for candidate in (centre - 4)...(centre + 5) where signedSquares[candidate] > signedSquares[best] { best = candidate }
         let height = signedSquares[best]
