@@ -28,15 +28,17 @@ func timedProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) ->
     return result
 }
 
-/// A private jackd (dummy driver, 48 kHz), our tone client, and a `LiveClient` fed by it.
+/// A private jackd (dummy driver, 48 kHz), our tone client (a sine, or a loop), and a
+/// `LiveClient` fed by it.
 struct LiveRig {
     let server: PrivateJackServer
     let tone: ToneClient
     let client: LiveClient
 
-    init(periodFrames: Int, toneHz: Double, amplitude: Double, processCallback: @escaping LiveProcessCallback = spectrumLiveProcess) throws {
+    init(periodFrames: Int, toneHz: Double = 1_000, amplitude: Double, loop: [Float]? = nil,
+         processCallback: @escaping LiveProcessCallback = spectrumLiveProcess) throws {
         server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: periodFrames)
-        tone = try ToneClient(serverName: server.name, frequencyHz: toneHz, amplitude: amplitude)
+        tone = try ToneClient(serverName: server.name, frequencyHz: toneHz, amplitude: amplitude, loop: loop)
         var configuration = LiveConfiguration()
         configuration.serverName = server.name
         configuration.connections = .ports([tone.outputPortName])
@@ -126,5 +128,53 @@ enum Latency {
             | --- | --- | --- | --- | --- | --- |
             | \(period) frames | \(latencies.count) | \(format(statistics.percentile(0.5))) | \(format(statistics.percentile(0.9))) | \(format(statistics.maximum)) | \(format(bound)) ms |
             """
+    }
+}
+
+/// Beat → OSC: a 120 BPM click loop plays into the client; for every `/beat` that arrives, the
+/// delay from the click it marks (its JACK time, known from the loop's start) to the arrival
+/// (on JACK's clock). Once with the beat mailbox (as `spectrum run` sends beats: alone, as soon
+/// as the cycle holding the beat is analysed) and once without (beats only in their frame's
+/// bundle, at the end of the hop), at the same period.
+enum BeatDelay {
+    static func table(periods: [Int], seconds: Double) throws -> String {
+        var rows = ["| period | beats sent | beats | median ms | p90 ms | max ms | bound: period + 2 ms (mailbox), hop + period + 2 ms (frame) |",
+                    "| --- | --- | --- | --- | --- | --- | --- |"]
+        let clicks = TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2)
+        let clickOffsetsMicroseconds = clicks.beatTimesSeconds.map { $0 * 1_000_000 }
+        for period in periods {
+            for useMailbox in [true, false] {
+                let rig = try LiveRig(periodFrames: period, amplitude: 1, loop: clicks.samples)
+                defer { rig.stop() }
+                let receiver = OSCReceiver()
+                let publisher = try OSCPublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: rig.client.frames,
+                                                 beats: useMailbox ? rig.client.beats : nil,
+                                                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() })
+                try publisher.start()
+                defer { publisher.stop() }
+                var delays: [Double] = []
+                var seen = 0
+                let start = Date()
+                while Date().timeIntervalSince(start) < seconds {
+                    receiver.receive(timeoutSeconds: 0.001) { false }
+                    let bundles = receiver.bundles
+                    guard bundles.count > seen else { continue }
+                    let arrival = LiveClient.currentTimeMicroseconds()
+                    let beats = bundles[seen...].filter { $0.message("/spectrum/beat") != nil }.count
+                    seen = bundles.count
+                    // After 5 s (locked), the click each beat marks: the nearest one (a predicted
+                    // beat may go out a little before its click is heard).
+                    guard beats > 0, Date().timeIntervalSince(start) > 5 else { continue }
+                    let loopStart = Double(rig.tone.loopStartMicroseconds)
+                    let candidates = clickOffsetsMicroseconds.flatMap { [loopStart + $0, loopStart + $0 - 2_000_000] }
+                    guard let click = candidates.min(by: { abs(Double(arrival) - $0) < abs(Double(arrival) - $1) }) else { continue }
+                    delays.append((Double(arrival) - click) / 1000)
+                }
+                let statistics = Statistics(samples: delays)
+                let bound = Double(period) / 48 + 2 + (useMailbox ? 0 : 800.0 / 48)
+                rows.append("| \(period) frames | \(useMailbox ? "alone, at once (mailbox)" : "in the frame's bundle") | \(delays.count) | \(format(statistics.percentile(0.5))) | \(format(statistics.percentile(0.9))) | \(format(statistics.maximum)) | \(format(bound)) ms |")
+            }
+        }
+        return rows.joined(separator: "\n")
     }
 }

@@ -4,6 +4,7 @@
 //   SpectrumBench hop [HOPS]          cost per hop of the analysis core (default 100000 hops)
 //   SpectrumBench live [SECONDS]      process-callback cost under a private jackd, periods 64/256/1024
 //   SpectrumBench latency [BURSTS]    audio in → OSC out, tone bursts, period 256
+//   SpectrumBench beats [SECONDS]     click → /beat out, periods 64 and 256, with and without the beat mailbox
 //   SpectrumBench rhythm              tempo/beat diagnostics on synthetic grooves (not a table)
 import Foundation
 import SpectrumTestSupport
@@ -16,11 +17,12 @@ do {
     case "hop": print(try HopCost.table(hops: Int(count ?? 100_000)))
     case "live": print(try LiveCost.table(seconds: count ?? 10))
     case "latency": print(try Latency.table(period: 256, bursts: Int(count ?? 20)))
+    case "beats": print(try BeatDelay.table(periods: [64, 256], seconds: count ?? 15))
     case "rhythm":
         try rhythmDiagnostics(sampleRates: [44_100, 48_000, 96_000], tempos: [70, 100, 120, 128, 140, 174],
                               patterns: [.clicks, .rock, .fourOnTheFloor, .syncopated], seconds: 10)
     default:
-        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency or rhythm\n".utf8))
+        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency, beats or rhythm\n".utf8))
         exit(2)
     }
 } catch {

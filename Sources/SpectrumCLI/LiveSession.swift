@@ -42,7 +42,7 @@ final class LiveSession: @unchecked Sendable {
         let latest = self.latest
         do {
             publisher = try OSCPublisher(
-                configuration: osc, ring: client.frames,
+                configuration: osc, ring: client.frames, beats: client.beats,
                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() },
                 status: {
                     let status = client.status()
@@ -111,6 +111,7 @@ enum StopSignal {
         sigemptyset(&signals)
         sigaddset(&signals, SIGINT)
         sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGUSR1)
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 

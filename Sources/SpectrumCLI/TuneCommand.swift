@@ -43,14 +43,22 @@ struct TuneCommand: ParsableCommand {
         let terminal = TerminalScreen()
         let screen = TunerScreen(referenceHz: configuration.pitch.referenceHz,
                                  silenceGateDecibels: Float(configuration.pitch.silenceGateDecibels),
-                                 clientName: session.client.clientName,
-                                 sources: session.client.connectedSources)
+                                 clientName: session.client.clientName)
         terminal.enter()
+        // The sources are re-read twice a second: the musician may patch in (or out) with
+        // another JACK tool while the tuner runs.
+        var sources = session.client.connectedSources
+        var refreshesUntilSources = 0
         let ending = session.run(durationSeconds: nil, refreshSeconds: 0.05) { snapshot in
             if terminal.readKey().map({ $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") }) == true {
                 StopSignal.request()
             }
-            terminal.draw(screen.lines(snapshot, size: terminal.size()))
+            if refreshesUntilSources == 0 {
+                sources = session.client.connections().flatMap { $0 }
+                refreshesUntilSources = 10
+            }
+            refreshesUntilSources -= 1
+            terminal.draw(screen.lines(snapshot, sources: sources, size: terminal.size()))
         }
         terminal.leave()
         if case .serverShutDown = ending {
@@ -64,11 +72,11 @@ struct TunerScreen {
     let referenceHz: Double
     let silenceGateDecibels: Float
     let clientName: String
-    let sources: [String]
 
     static let width = 78
 
-    func lines(_ snapshot: LiveSession.Snapshot, size: (columns: Int, rows: Int)) -> [String] {
+    /// `sources`: the ports now connected to the tuner's input.
+    func lines(_ snapshot: LiveSession.Snapshot, sources: [String], size: (columns: Int, rows: Int)) -> [String] {
         let pitch = snapshot.frame.pitch
         let level = snapshot.frame.level
         var lines: [String] = []

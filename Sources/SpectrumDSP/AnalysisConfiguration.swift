@@ -93,9 +93,10 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// Windows quieter than this (RMS, dBFS) have no note.
     public var silenceGateDecibels: Double = -60
     /// Windows whose energy falls faster than this have no note: a drum's decaying body looks
-    /// perfectly periodic to a normalised correlation. Measured between the two halves of the
-    /// window. 60 dB/s rejects decays faster than τ ≈ 145 ms (drums, note releases) and keeps
-    /// plucked strings and pianos (τ ≥ 0.3 s: ≤ 30 dB/s).
+    /// perfectly periodic to a normalised correlation. Measured over ~50 ms of hops. 60 dB/s
+    /// rejects decays faster than τ ≈ 145 ms (drums, note releases) and keeps plucked strings
+    /// and pianos (τ ≥ 0.3 s: ≤ 30 dB/s); above 400 Hz the limit grows with the pitch (a
+    /// piano's top octaves decay faster).
     public var percussiveDecayDecibelsPerSecond: Double = 60
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440

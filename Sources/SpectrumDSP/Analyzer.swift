@@ -40,9 +40,23 @@ public struct Analyzer: ~Copyable {
     private var onsetDetector: OnsetDetector
     private var tempoEstimator: TempoEstimator
     private var beatTracker: BeatTracker
+    /// A beat taken between hops (`consume` ended inside a hop): it goes into the hop's frame.
+    private var beatForFrame = BeatReading.none
+    /// The latest beat event and how many there have been: a host that feeds short blocks
+    /// sees a new beat as soon as the block holding it is consumed, before the hop's frame.
+    public private(set) var latestBeat = BeatReading.none
+    public private(set) var beatEventCount: UInt64 = 0
     private let latestFrame: UnsafeMutablePointer<AnalysisFrame>
     private var framesUntilHop: Int
-    private var streamFrame: Int64 = 0
+    /// Frames before each hop's end at which the tuner runs, on the window ending there (an
+    /// eighth of a hop, 100 frames at 48 kHz): a host calling with short blocks (a JACK period
+    /// of 64 frames) then never runs the tuner and the rest of the hop in the same block.
+    public let tunerLeadFrames: Int
+    private var framesUntilTuner: Int
+    /// The tuner's reading for the frame of the hop in progress.
+    private var pitchForFrame = PitchReading.none
+    /// Samples consumed since the start (or the last `reset`): the stream position of the next sample.
+    public private(set) var streamFrame: Int64 = 0
     /// NaN or infinite input samples replaced by silence since the start (a real-time anomaly
     /// counter for the non-real-time side to report).
     public private(set) var nonFiniteSampleCount = 0
@@ -78,6 +92,8 @@ public struct Analyzer: ~Copyable {
         self.configuration = configuration
         self.sampleRateHz = sampleRateHz
         self.hopFrames = hopFrames
+        tunerLeadFrames = hopFrames / 8
+        framesUntilTuner = hopFrames - tunerLeadFrames
         let hopSeconds = Double(hopFrames) / sampleRateHz
 
         // Main path: the newest window of the full-rate signal (long enough for the tuner too).
@@ -142,7 +158,7 @@ public struct Analyzer: ~Copyable {
     /// Hosts call it in a loop until the block is used up. Real-time safe.
     @_noLocks
     public mutating func consume(_ samples: UnsafePointer<Float>, frameCount: Int) -> (consumed: Int, frameCompleted: Bool) {
-        let run = min(frameCount, framesUntilHop)
+        let run = min(min(frameCount, framesUntilHop), framesUntilTuner)
         let previousControl = _unsafePerformance { spectrum_denormals_disable() }
         for offset in 0..<run {
             var sample = samples[offset]
@@ -155,11 +171,23 @@ public struct Analyzer: ~Copyable {
             levelMeter.observe(sample)
         }
         framesUntilHop -= run
+        framesUntilTuner -= run
         streamFrame += Int64(run)
+        if framesUntilTuner == 0 {
+            // 7) Pitch: raw estimate, then median-of-three tracking, for the coming frame.
+            if pitchEnabled { pitchForFrame = pitchTracker.update(pitchDetector.detect(history: history)) }
+            framesUntilTuner = hopFrames
+        }
         let completed = framesUntilHop == 0
         if completed {
             analyseHop()
             framesUntilHop = hopFrames
+        } else if rhythmEnabled {
+            let beat = beatTracker.takeDueBeat(streamFrame: streamFrame)
+            if beat.isBeat {
+                beatForFrame = beat
+                recordBeatEvent(beat)
+            }
         }
         _unsafePerformance { spectrum_denormals_restore(previousControl) }
         return (run, completed)
@@ -232,10 +260,8 @@ public struct Analyzer: ~Copyable {
         }
         latestFrame.pointee.level = levelMeter.read(history: history, windowFrames: mainSpectrum.windowFrames)
         let windowFrames = mainSpectrum.windowFrames
-        // 7) Pitch: raw estimate, then median-of-three tracking.
-        if pitchEnabled {
-            latestFrame.pointee.pitch = pitchTracker.update(pitchDetector.detect(history: history))
-        }
+        // 7) Pitch, from the tuner's run `tunerLeadFrames` ago (see `consume`).
+        if pitchEnabled { latestFrame.pointee.pitch = pitchForFrame }
         let pointCount = latestFrame.pointee.waveform.count
         for point in 0..<pointCount {
             latestFrame.pointee.waveform[point] = history.latest(windowFrames, at: point * windowFrames / pointCount)
@@ -257,7 +283,19 @@ public struct Analyzer: ~Copyable {
         // 10) Beat grid, phase and beat events.
         let beat = beatTracker.update(agreedBpm: tempoEstimator.agreedBpm, generation: tempoEstimator.generation, hopEndFrame: streamFrame)
         latestFrame.pointee.tempo = TempoReading(bpm: beat.bpm, confidence: tempoEstimator.confidence, phase: beat.phase)
-        latestFrame.pointee.beat = beat.beat
+        if beat.beat.isBeat {
+            recordBeatEvent(beat.beat)
+            latestFrame.pointee.beat = beat.beat
+        } else {
+            latestFrame.pointee.beat = beatForFrame
+        }
+        beatForFrame = .none
+    }
+
+    @_noLocks
+    private mutating func recordBeatEvent(_ beat: BeatReading) {
+        latestBeat = beat
+        beatEventCount &+= 1
     }
 
     /// Forgets the tempo and beat grid and learns them afresh from the music now playing (the
@@ -267,6 +305,7 @@ public struct Analyzer: ~Copyable {
     public mutating func relearnTempo() {
         tempoEstimator.restart()
         beatTracker.relearn()
+        beatForFrame = .none
         latestFrame.pointee.tempo = .none
         latestFrame.pointee.beat = .none
     }
@@ -282,15 +321,18 @@ public struct Analyzer: ~Copyable {
         levelMeter.reset()
         pitchTracker.reset()
         pitchDetector.reset()
+        pitchForFrame = .none
         latestFrame.pointee.pitch = .none
         onsetDetector.reset()
         tempoEstimator.reset()
         beatTracker.reset()
+        beatForFrame = .none
         latestFrame.pointee.onset = .none
         latestFrame.pointee.tempo = .none
         latestFrame.pointee.beat = .none
         bandDecibels.fill(with: realtimeDecibelsFromPower(0))
         framesUntilHop = hopFrames
+        framesUntilTuner = hopFrames - tunerLeadFrames
         streamFrame = 0
         nonFiniteSampleCount = 0
     }

@@ -25,6 +25,9 @@ public final class LiveClient: @unchecked Sendable {
     public let connectedSources: [String]
     /// Analysed frames, oldest first. Exactly one consumer thread pops. Real-time safe to pop.
     public let frames: FrameRing
+    /// Each beat event as soon as the JACK cycle holding it is analysed, ahead of its frame
+    /// (which carries it too). One reader; valid until this object is deinitialised.
+    public let beats: BeatMailbox
 
     private let client: OpaquePointer
     private let context: UnsafeMutablePointer<ProcessContext>
@@ -121,10 +124,11 @@ public final class LiveClient: @unchecked Sendable {
         let portBuffers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: channelCount)
         portBuffers.initialize(repeating: nil, count: channelCount)
         let ring = FrameRing(capacity: configuration.ringCapacity)
+        let beats = BeatMailbox()
         let context = UnsafeMutablePointer<ProcessContext>.allocate(capacity: 1)
         context.initialize(to: ProcessContext(
             client: client, ports: ports, portCount: channelCount, portBuffers: portBuffers,
-            mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, counters: counters))
+            mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, beats: beats, counters: counters))
         cleanup.context = context
 
         // 7) Callbacks. The process callback and its small siblings get the raw context; the
@@ -165,6 +169,7 @@ public final class LiveClient: @unchecked Sendable {
         self.portNames = portNames
         self.connectedSources = plan.map(\.source)
         self.frames = ring
+        self.beats = beats
         self.context = context
         self.counters = counters
         self.exchange = exchange
@@ -174,12 +179,13 @@ public final class LiveClient: @unchecked Sendable {
     deinit {
         stop()
         frames.deallocate()
+        beats.deallocate()
         counters.deinitialize(count: 1)
         counters.deallocate()
     }
 
-    /// Deactivates and closes the client, then frees the real-time state (not `frames`, which
-    /// the consumer may still drain). Idempotent; concurrent callers wait for the first.
+    /// Deactivates and closes the client, then frees the real-time state (not `frames` and
+    /// `beats`, which the consumer may still drain). Idempotent; concurrent callers wait for the first.
     /// Safe from any non-real-time thread, including a signal-handling thread (a
     /// `DispatchSourceSignal` handler or a `sigwait` loop) — but not from inside a raw signal
     /// handler: there, only set a flag. Also correct after the server has shut down.
@@ -372,6 +378,7 @@ public final class LiveClient: @unchecked Sendable {
             exchange?.destroyAll()
             if let context {
                 context.pointee.ring.deallocate()
+                context.pointee.beats.deallocate()
                 LiveClient.freeContext(context)
             } else {
                 ports?.deallocate()

@@ -71,7 +71,7 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     let total = Int(frameCount)
     var tally = PushTally()
     if portCount == 1, let buffer = buffers[0] {
-        feed(analyzer, samples: buffer, count: total, cycleOffset: 0, clock: clock, ring: context.pointee.ring, tally: &tally)
+        feed(analyzer, samples: buffer, count: total, cycleOffset: 0, clock: clock, context: context, tally: &tally)
     } else {
         let mono = context.pointee.mono
         let capacity = context.pointee.monoCapacity
@@ -81,7 +81,7 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
         while chunkStart < total {
             let chunk = min(capacity, total - chunkStart)
             mixToMono(buffers, portCount: portCount, from: chunkStart, count: chunk, scale: scale, into: mono)
-            feed(analyzer, samples: mono, count: chunk, cycleOffset: chunkStart, clock: clock, ring: context.pointee.ring, tally: &tally)
+            feed(analyzer, samples: mono, count: chunk, cycleOffset: chunkStart, clock: clock, context: context, tally: &tally)
             chunkStart += chunk
         }
     }
@@ -116,24 +116,44 @@ func mixToMono(_ buffers: UnsafeMutablePointer<UnsafePointer<Float>?>, portCount
     for frame in 0..<count { mono[frame] *= scale }
 }
 
-/// Feeds `count` samples to the analyser; each completed frame is stamped with the capture
-/// time of its newest sample and pushed (or counted as dropped when the ring is full).
+/// Feeds `count` samples to the analyser; a beat event is posted to the mailbox as soon as the
+/// samples holding it are consumed, and each completed frame is stamped with the capture time of
+/// its newest sample and pushed (or counted as dropped when the ring is full).
 @_noLocks
 func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, samples: UnsafePointer<Float>, count: Int, cycleOffset: Int,
-          clock: CaptureClock, ring: FrameRing, tally: inout PushTally) {
+          clock: CaptureClock, context: UnsafeMutablePointer<ProcessContext>, tally: inout PushTally) {
     var offset = 0
     while offset < count {
+        let beatsBefore = analyzer.pointee.beatEventCount
         let step = analyzer.pointee.consume(samples + offset, frameCount: count - offset)
         offset += step.consumed
+        // The analyser's next sample sits at this cycle position.
+        let nextPosition = cycleOffset + offset
+        if analyzer.pointee.beatEventCount != beatsBefore {
+            let beat = analyzer.pointee.latestBeat
+            // Beat time relative to the next sample (negative: already heard; positive: early by
+            // the lead time), rounded to the nearest frame.
+            let offset = beat.timeFrames - Double(analyzer.pointee.streamFrame)
+            let framesFromNext = Int(offset < 0 ? offset - 0.5 : offset + 0.5)
+            context.pointee.beats.post(BeatMailbox.Event(
+                beat: beat, bpm: analyzer.pointee.frame.pointee.tempo.bpm,
+                captureTimeMicroseconds: captureMicroseconds(clock, cyclePosition: nextPosition + framesFromNext)))
+        }
         guard step.frameCompleted else { continue }
-        // Newest sample of the frame: position cycleOffset + offset - 1 in this cycle.
-        let newestFrame = clock.cycleStartFrame &+ UInt32(truncatingIfNeeded: cycleOffset + offset - 1)
-        let client = clock.client
-        let heardAt = _unsafePerformance { jack_frames_to_time(client, newestFrame) }
-        let latency = clock.latencyMicroseconds
-        analyzer.pointee.stampCaptureTime(microseconds: heardAt > latency ? heardAt - latency : 0)
-        if ring.push(analyzer.pointee.frame) { tally.pushed &+= 1 } else { tally.dropped &+= 1 }
+        analyzer.pointee.stampCaptureTime(microseconds: captureMicroseconds(clock, cyclePosition: nextPosition - 1))
+        if context.pointee.ring.push(analyzer.pointee.frame) { tally.pushed &+= 1 } else { tally.dropped &+= 1 }
     }
+}
+
+/// Acoustic time (µs on JACK's clock, capture latency subtracted) of the sample at
+/// `cyclePosition` in this cycle (may lie before or after the cycle).
+@_noLocks
+func captureMicroseconds(_ clock: CaptureClock, cyclePosition: Int) -> UInt64 {
+    let frame = clock.cycleStartFrame &+ UInt32(bitPattern: Int32(truncatingIfNeeded: cyclePosition))
+    let client = clock.client
+    let heardAt = _unsafePerformance { jack_frames_to_time(client, frame) }
+    let latency = clock.latencyMicroseconds
+    return heardAt > latency ? heardAt - latency : 0
 }
 
 @_noLocks

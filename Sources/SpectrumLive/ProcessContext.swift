@@ -60,5 +60,7 @@ struct ProcessContext {
     /// `AnalyzerExchange`.
     let analyzer: UnsafeMutablePointer<Atomic<UnsafeMutablePointer<Analyzer>>>
     let ring: FrameRing
+    /// Each beat event as soon as the block holding it is analysed (before the hop's frame).
+    let beats: BeatMailbox
     let counters: UnsafeMutablePointer<LiveCounters>
 }

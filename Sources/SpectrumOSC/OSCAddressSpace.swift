@@ -260,8 +260,8 @@ public struct OSCAddressSpace: Sendable, Equatable {
                     OSCArgumentSpec(name: "in bar", typeTag: "i", unit: "beat in the bar (downbeat not detected)", range: "1..beats per bar"),
                     OSCArgumentSpec(name: "bpm", typeTag: "f", unit: "beats per minute", range: "60..180"),
                 ],
-                rate: "once per beat, in the frame in which the beat falls (early by `rhythm.lead_ms` if set)",
-                description: "A beat trigger at each predicted beat, sent as soon as its frame is analysed; for flashes and steps.",
+                rate: "once per beat, in a bundle of its own as soon as the JACK cycle holding the beat (early by `rhythm.lead_ms` if set) is analysed",
+                description: "A beat trigger at each predicted beat, for flashes and steps; it does not wait for the end of the frame (within one JACK period plus 2 ms of the beat). Time tag: the beat's acoustic time, or now if that is later.",
                 example: "\(prefix)/beat iif 33 1 128.0",
                 enabledByDefault: true),
         ]

@@ -56,10 +56,10 @@ final class OSCBundleBuilder {
         }
     }
 
-    /// Builds and serialises the bundle for `frame` (plus `/status` when `status` is given).
-    /// The returned bytes stay valid until the next call. Empty on a liblo failure (out of
-    /// memory).
-    func serialise(_ frame: borrowing AnalysisFrame, status: PublisherStatus?, timeTag: OSCTimeTag) -> UnsafeRawBufferPointer {
+    /// Builds and serialises the bundle for `frame` (plus `/status` when `status` is given;
+    /// `/beat` only if `includingBeat`). The returned bytes stay valid until the next call.
+    /// Empty on a liblo failure (out of memory).
+    func serialise(_ frame: borrowing AnalysisFrame, status: PublisherStatus?, timeTag: OSCTimeTag, includingBeat: Bool = true) -> UnsafeRawBufferPointer {
         guard let bundle = lo_bundle_new(lo_timetag(sec: timeTag.seconds, frac: timeTag.fraction)) else {
             return UnsafeRawBufferPointer(start: nil, count: 0)
         }
@@ -132,11 +132,8 @@ final class OSCBundleBuilder {
             lo_message_add_float(message, locked ? OSCValueGuard.unit(tempo.phase) : 0)
             add(message, .beatPhase, to: bundle)
         }
-        if frame.beat.isBeat, messages.contains(.beat), let message = lo_message_new() {
-            lo_message_add_int32(message, OSCValueGuard.count(Int(frame.beat.count)))
-            lo_message_add_int32(message, OSCValueGuard.count(Int(frame.beat.inBar)))
-            lo_message_add_float(message, locked ? OSCValueGuard.nonNegative(tempo.bpm, maximum: 1000) : 0)
-            add(message, .beat, to: bundle)
+        if includingBeat, frame.beat.isBeat {
+            addBeat(frame.beat, bpm: locked ? tempo.bpm : 0, to: bundle)
         }
 
         // 5) Waveform
@@ -158,7 +155,29 @@ final class OSCBundleBuilder {
             add(message, .status, to: bundle)
         }
 
-        // 7) Serialise into the kept buffer (grown, rarely, when a bundle is larger).
+        return serialised(bundle)
+    }
+
+    /// A bundle holding only `/beat` for a beat event sent ahead of its frame.
+    func serialiseBeat(_ event: BeatMailbox.Event, timeTag: OSCTimeTag) -> UnsafeRawBufferPointer {
+        guard let bundle = lo_bundle_new(lo_timetag(sec: timeTag.seconds, frac: timeTag.fraction)) else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        defer { lo_bundle_free_recursive(bundle) }
+        addBeat(event.beat, bpm: event.bpm, to: bundle)
+        return serialised(bundle)
+    }
+
+    private func addBeat(_ beat: BeatReading, bpm: Float, to bundle: lo_bundle) {
+        guard messages.contains(.beat), let message = lo_message_new() else { return }
+        lo_message_add_int32(message, OSCValueGuard.count(Int(beat.count)))
+        lo_message_add_int32(message, OSCValueGuard.count(Int(beat.inBar)))
+        lo_message_add_float(message, OSCValueGuard.nonNegative(bpm, maximum: 1000))
+        add(message, .beat, to: bundle)
+    }
+
+    /// Serialises into the kept buffer (grown, rarely, when a bundle is larger).
+    private func serialised(_ bundle: lo_bundle) -> UnsafeRawBufferPointer {
         let length = Int(lo_bundle_length(bundle))
         if length > bufferCapacity {
             buffer.deallocate()

@@ -44,10 +44,13 @@ public final class OSCPublisher: @unchecked Sendable {
     ///     consumer. The caller owns it and deallocates it after `stop()`.
     ///   - captureClock: the clock of `captureTimeMicroseconds` (JACK: `jack_get_time()`).
     ///     Without it, or for frames with capture time 0, bundles are tagged "immediate".
+    ///   - beats: the host's beat mailbox (`LiveClient.beats`): each beat is sent at once in a
+    ///     bundle of its own, within a poll interval of its JACK cycle, and left out of its frame's
+    ///     bundle. Without it, `/beat` goes in the bundle of the frame holding the beat.
     ///   - status: called once per second of audio on the publisher thread to fill `/status`.
     ///   - frameObserver: called on the publisher thread with every frame after it was sent
     ///     (e.g. for a terminal display); it must be quick, it delays the next bundle.
-    public init(configuration: PublisherConfiguration, ring: FrameRing, captureClock: CaptureClock? = nil,
+    public init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox? = nil, captureClock: CaptureClock? = nil,
                 status: (@Sendable () -> PublisherStatus)? = nil,
                 frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil) throws {
         try configuration.validate()
@@ -58,8 +61,8 @@ public final class OSCPublisher: @unchecked Sendable {
         }
         targets = resolved
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
-        worker = PublisherWorker(configuration: configuration, ring: ring, transport: transport, captureClock: captureClock,
-                                 status: status, frameObserver: frameObserver)
+        worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport,
+                                 captureClock: captureClock, status: status, frameObserver: frameObserver)
     }
 
     deinit {
@@ -159,6 +162,7 @@ final class TargetCounters: Sendable {
 /// `frame` and `framesUntilStatus`; the atomics are the interface to other threads.
 final class PublisherWorker: @unchecked Sendable {
     let ring: FrameRing
+    let beats: BeatMailbox?
     let builder: OSCBundleBuilder
     let transport: UDPTransport
     let captureClock: CaptureClock?
@@ -176,10 +180,14 @@ final class PublisherWorker: @unchecked Sendable {
 
     private var frame = AnalysisFrame()
     private var framesUntilStatus = 0
+    private var beatSequence: UInt64 = 0
+    /// Time (stream frames) of the last beat sent from the mailbox: its frame leaves it out.
+    private var lastEarlyBeatFrames: Double?
 
-    init(configuration: PublisherConfiguration, ring: FrameRing, transport: UDPTransport, captureClock: CaptureClock?,
+    init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox?, transport: UDPTransport, captureClock: CaptureClock?,
          status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
+        self.beats = beats
         self.frameObserver = frameObserver
         builder = OSCBundleBuilder(prefix: configuration.prefix, groupCount: configuration.groupCount, messages: configuration.messages)
         self.transport = transport
@@ -196,7 +204,10 @@ final class PublisherWorker: @unchecked Sendable {
             // before it is acknowledged.
             let stopping = stopRequested.load(ordering: .acquiring)
             let flushRequest = flushRequested.load(ordering: .acquiring)
+            publishNewBeat()
             while ring.pop(into: &frame) {
+                // A beat posted before this frame was pushed goes out first, on its own.
+                publishNewBeat()
                 publish()
                 frameObserver?(frame)
             }
@@ -205,6 +216,19 @@ final class PublisherWorker: @unchecked Sendable {
             var pause = timespec(tv_sec: 0, tv_nsec: pollNanoseconds)
             nanosleep(&pause, nil)
         }
+    }
+
+    /// Sends the mailbox's beat if it is new and `/beat` is enabled.
+    private func publishNewBeat() {
+        guard let beats, let event = beats.take(after: &beatSequence) else { return }
+        lastEarlyBeatFrames = event.beat.timeFrames
+        guard builder.messages.contains(.beat) else { return }
+        send(builder.serialiseBeat(event, timeTag: timeTag(captureMicroseconds: event.captureTimeMicroseconds)))
+    }
+
+    private func timeTag(captureMicroseconds: UInt64) -> OSCTimeTag {
+        guard captureMicroseconds != 0, let captureClock else { return .immediate }
+        return OSCTimeTag.converting(captureMicroseconds: captureMicroseconds, captureClockNowMicroseconds: captureClock.nowMicroseconds(), wallNow: .now())
     }
 
     private func publish() {
@@ -216,17 +240,17 @@ final class PublisherWorker: @unchecked Sendable {
         }
         framesUntilStatus -= 1
 
-        // 2) Time tag: the frame's capture time on the wall clock.
-        var timeTag = OSCTimeTag.immediate
-        if frame.captureTimeMicroseconds != 0, let captureClock {
-            let captureNow = captureClock.nowMicroseconds()
-            timeTag = OSCTimeTag.converting(captureMicroseconds: frame.captureTimeMicroseconds, captureClockNowMicroseconds: captureNow, wallNow: .now())
-        }
-
-        // 3) One bundle, the same bytes to every target.
-        let bytes = builder.serialise(frame, status: statusForFrame, timeTag: timeTag)
+        // 2) One bundle, time tagged with the frame's capture time on the wall clock, the same
+        //    bytes to every target; without the beat if the mailbox already sent it.
+        let beatSentEarly = frame.beat.isBeat && frame.beat.timeFrames == lastEarlyBeatFrames
+        let bytes = builder.serialise(frame, status: statusForFrame, timeTag: timeTag(captureMicroseconds: frame.captureTimeMicroseconds),
+                                      includingBeat: !beatSentEarly)
         framesPublished.add(1, ordering: .relaxed)
         if statusForFrame != nil, builder.messages.contains(.status) { statusMessagesSent.add(1, ordering: .relaxed) }
+        send(bytes)
+    }
+
+    private func send(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else {
             for counters in targetCounters { counters.errors.add(1, ordering: .relaxed); counters.lastError.store(ENOMEM, ordering: .relaxed) }
             return

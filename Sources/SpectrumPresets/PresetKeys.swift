@@ -107,7 +107,7 @@ public enum PresetKeys {
         .number("pitch.maximum_frequency_hz", \.pitch.maximumFrequencyHz, 200...5000, "Hz", "Highest fundamental searched."),
         .number("pitch.confidence_threshold", \.pitch.confidenceThreshold, 0.3...0.99, "", "Normalised correlation at the period needed for a note (seed: 0.75)."),
         .number("pitch.silence_gate_db", \.pitch.silenceGateDecibels, -120...(-10), "dB", "Windows quieter than this RMS level in dBFS have no note."),
-        .number("pitch.percussive_decay_db_per_second", \.pitch.percussiveDecayDecibelsPerSecond, 5...1000, "dB/s", "Windows whose energy falls faster than this (a drum, a note ending) have no note."),
+        .number("pitch.percussive_decay_db_per_second", \.pitch.percussiveDecayDecibelsPerSecond, 5...1000, "dB/s", "Windows whose energy falls faster than this (a drum, a note ending) have no note; above 400 Hz the limit grows in proportion to the pitch."),
         .number("pitch.reference_hz", \.pitch.referenceHz, 415...466, "Hz", "Reference pitch of A4 for note names and cents."),
         .flag("rhythm.enabled", \.rhythm.enabled, "Detect onsets, tempo and beats on every hop."),
         .number("rhythm.onset_threshold_deviations", \.rhythm.onsetThresholdDeviations, 0.5...5, "", "A reported onset needs the onset signal (or the hat band's alone) above its recent mean + this many standard deviations (seed: 1.5; the beat grid's onsets keep 1.5)."),

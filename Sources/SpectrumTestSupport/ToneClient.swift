@@ -2,9 +2,10 @@ import CJack
 import Foundation
 import Synchronization
 
-/// A small JACK client of our own that plays a sine on one output port (`NAME:out`), for
-/// end-to-end tests. Its process callback is a global C-compatible function on a plain context
-/// (no allocation on its thread). Frequency and amplitude can change while it plays.
+/// A small JACK client of our own that plays a sine, or loops a recording, on one output port
+/// (`NAME:out`), for end-to-end tests. Its process callback is a global C-compatible function on
+/// a plain context (no allocation on its thread). Frequency and amplitude can change while it
+/// plays.
 ///
 /// `init` opens, activates and optionally connects; `stop()` closes (idempotent; deinit stops).
 /// Not real-time safe itself (open/close); thread-safe.
@@ -20,7 +21,10 @@ public final class ToneClient: @unchecked Sendable {
         public let description: String
     }
 
-    public init(serverName: String?, clientName: String = "tone", frequencyHz: Double = 1000, amplitude: Double = 0.5) throws {
+    /// Plays a sine of `frequencyHz`, or, with `loop`, those samples over and over (times
+    /// `amplitude`; e.g. a drum pattern a whole number of bars long).
+    public init(serverName: String?, clientName: String = "tone", frequencyHz: Double = 1000, amplitude: Double = 0.5,
+                loop: [Float]? = nil) throws {
         var status = jack_status_t(0)
         let opened: OpaquePointer? = clientName.withCString { name in
             if let serverName {
@@ -39,12 +43,13 @@ public final class ToneClient: @unchecked Sendable {
         self.clientName = String(cString: jack_get_client_name(client))
         outputPortName = String(cString: jack_port_name(port))
         context = .allocate(capacity: 1)
-        context.initialize(to: ToneContext(client: client, port: port, sampleRateHz: Double(jack_get_sample_rate(client))))
+        context.initialize(to: ToneContext(client: client, port: port, sampleRateHz: Double(jack_get_sample_rate(client)), loop: loop))
         context.pointee.frequencyBits.store(frequencyHz.bitPattern, ordering: .relaxed)
         context.pointee.amplitudeBits.store(amplitude.bitPattern, ordering: .relaxed)
         jack_set_process_callback(client, toneProcess, context)
         guard jack_activate(client) == 0 else {
             jack_client_close(client)
+            context.pointee.loop?.deallocate()
             context.deinitialize(count: 1)
             context.deallocate()
             throw OpenError(description: "tone client: cannot activate")
@@ -53,6 +58,7 @@ public final class ToneClient: @unchecked Sendable {
 
     deinit {
         stop()
+        context.pointee.loop?.deallocate()
         context.deinitialize(count: 1)
         context.deallocate()
     }
@@ -80,6 +86,10 @@ public final class ToneClient: @unchecked Sendable {
     /// amplitude went from 0 to non-zero: when a burst began. 0 before any burst.
     public var burstStartMicroseconds: UInt64 { context.pointee.burstStartMicroseconds.load(ordering: .acquiring) }
 
+    /// JACK time (µs) of the loop's first sample the last time the loop started over; 0 before
+    /// that or without a loop.
+    public var loopStartMicroseconds: UInt64 { context.pointee.loopStartMicroseconds.load(ordering: .acquiring) }
+
     /// Process cycles run so far.
     public var callbacks: UInt64 { context.pointee.callbacks.load(ordering: .relaxed) }
 
@@ -104,17 +114,28 @@ struct ToneContext: ~Copyable {
     let amplitudeBits = Atomic<UInt64>(0)
     let callbacks = Atomic<UInt64>(0)
     let burstStartMicroseconds = Atomic<UInt64>(0)
+    let loopStartMicroseconds = Atomic<UInt64>(0)
     /// Amplitude of the previous cycle; only the process thread touches it.
     var previousAmplitude: Double = 0
+    /// The looped recording instead of the sine (nil: sine), and the next sample to play.
+    let loop: UnsafeMutableBufferPointer<Float>?
+    var loopPosition = 0
 
-    init(client: OpaquePointer, port: OpaquePointer, sampleRateHz: Double) {
+    init(client: OpaquePointer, port: OpaquePointer, sampleRateHz: Double, loop: [Float]?) {
         self.client = client
         self.port = port
         self.sampleRateHz = sampleRateHz
+        if let loop, !loop.isEmpty {
+            let copy = UnsafeMutableBufferPointer<Float>.allocate(capacity: loop.count)
+            _ = copy.initialize(from: loop)
+            self.loop = copy
+        } else {
+            self.loop = nil
+        }
     }
 }
 
-/// The tone's process callback: fills `out` with the sine, continuing the phase.
+/// The tone's process callback: fills `out` with the sine (continuing the phase) or the loop.
 func toneProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> Int32 {
     guard let argument else { return 0 }
     let context = argument.assumingMemoryBound(to: ToneContext.self)
@@ -122,13 +143,26 @@ func toneProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> 
     let out = raw.assumingMemoryBound(to: Float.self)
     let step = Double(bitPattern: context.pointee.frequencyBits.load(ordering: .relaxed)) / context.pointee.sampleRateHz
     let amplitude = Double(bitPattern: context.pointee.amplitudeBits.load(ordering: .relaxed))
-    var phase = context.pointee.phase
-    for frame in 0..<Int(frameCount) {
-        out[frame] = Float(amplitude * sin(2 * Double.pi * phase))
-        phase += step
-        if phase >= 1 { phase -= 1 }
+    if let loop = context.pointee.loop {
+        var position = context.pointee.loopPosition
+        for frame in 0..<Int(frameCount) {
+            if position == 0 {
+                let start = jack_frames_to_time(context.pointee.client, jack_last_frame_time(context.pointee.client) &+ UInt32(frame))
+                context.pointee.loopStartMicroseconds.store(start, ordering: .releasing)
+            }
+            out[frame] = Float(amplitude) * loop[position]
+            position = position + 1 == loop.count ? 0 : position + 1
+        }
+        context.pointee.loopPosition = position
+    } else {
+        var phase = context.pointee.phase
+        for frame in 0..<Int(frameCount) {
+            out[frame] = Float(amplitude * sin(2 * Double.pi * phase))
+            phase += step
+            if phase >= 1 { phase -= 1 }
+        }
+        context.pointee.phase = phase
     }
-    context.pointee.phase = phase
     if amplitude > 0 && context.pointee.previousAmplitude == 0 {
         let start = jack_frames_to_time(context.pointee.client, jack_last_frame_time(context.pointee.client))
         context.pointee.burstStartMicroseconds.store(start, ordering: .releasing)

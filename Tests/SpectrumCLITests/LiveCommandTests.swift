@@ -56,6 +56,51 @@ import Testing
         #expect(result.standardError.contains("spectrum: stopped:"))
     }
 
+    @Test func beatsGoOutOnTheirOwnOnceEachAndSIGUSR1RelearnsTheTempo() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        // Four beats of a 120 BPM click train, looped: an endless, seamless click every 0.5 s.
+        let clicks = TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2)
+        let player = try ToneClient(serverName: server.name, amplitude: 1, loop: clicks.samples)
+        defer { player.stop() }
+        let receiver = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--connect", player.outputPortName,
+                                            "--osc", "127.0.0.1:\(receiver.port)", "--duration", "16", "--quiet"])
+        var relearnSentAt: Date?
+        receiver.receive(timeoutSeconds: 20) {
+            if relearnSentAt == nil, let first = receiver.bundles.first, Date().timeIntervalSince(first.arrival) > 8 {
+                spectrum.signal(SIGUSR1)
+                relearnSentAt = Date()
+            }
+            return !spectrum.process.isRunning
+        }
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("re-learning the tempo (SIGUSR1)"))
+        let relearnAt = try #require(relearnSentAt)
+
+        // Every /beat is alone in its bundle; frame bundles never repeat it.
+        let beatBundles = receiver.bundles.filter { $0.message("/spectrum/beat") != nil }
+        #expect(beatBundles.allSatisfy { $0.messages.count == 1 }, "a /beat shared a bundle with a frame")
+        let beats = beatBundles.map { $0.message("/spectrum/beat")!.values }
+        let before = zip(beatBundles, beats).filter { $0.0.arrival < relearnAt }.map(\.1)
+        let after = zip(beatBundles, beats).filter { $0.0.arrival > relearnAt.addingTimeInterval(0.1) }.map(\.1)
+        #expect(before.count >= 6, "\(before.count) beats in the 8 s before re-learning")
+        // Counted 1, 2, 3 … with none lost or repeated, at 120 BPM, 4 to the bar.
+        #expect(before.map { $0[0] } == (1...before.count).map(Double.init), "counts \(before.map { $0[0] })")
+        #expect(before.allSatisfy { abs($0[2] - 120) <= 1 && $0[1] == ($0[0] - 1).truncatingRemainder(dividingBy: 4) + 1 })
+        // Time tags (the beats' acoustic times) half a second apart.
+        let tags = beatBundles.filter { $0.arrival < relearnAt }.map { Double($0.timeTag.seconds) + Double($0.timeTag.fraction) / 4_294_967_296 }
+        let steps = zip(tags.dropFirst(), tags).map { $0 - $1 }
+        #expect(steps.allSatisfy { abs($0 - 0.5) < 0.02 }, "beat time-tag steps \(steps)")
+
+        // Re-learning drops the tempo, then locks again and counts from 1.
+        let framesAfter = receiver.bundles.filter { $0.arrival > relearnAt && $0.message("/spectrum/tempo") != nil }
+        #expect(framesAfter.contains { $0.message("/spectrum/tempo")!.floats[0] == 0 }, "no unlocked frame after SIGUSR1")
+        #expect(after.first?[0] == 1, "after re-learning the count starts again at 1: \(after.map { $0[0] })")
+        #expect(after.count >= 3 && after.allSatisfy { abs($0[2] - 120) <= 1 }, "\(after)")
+    }
+
     @Test func killingTheServerEndsTheClientWithAClearMessage() throws {
         let server = try PrivateJackServer()
         let spectrum = try RunningSpectrum(["run", "--server", server.name, "--no-connect", "--quiet"])

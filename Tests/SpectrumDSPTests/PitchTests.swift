@@ -93,6 +93,70 @@ import SpectrumTestSupport
         }
     }
 
+    /// A piano's top notes decay faster than the percussive-decay gate's 60 dB/s; above 400 Hz
+    /// the allowed rate grows with the pitch, below it a decay that fast is still a drum.
+    @Test(arguments: sampleRates)
+    func fastDecayingHighNotesKeepTheirPitch(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        // τ = 80 ms: the energy falls by 20·log10(e)/τ ≈ 109 dB/s.
+        func decaying(_ frequencyHz: Double) -> [Float] {
+            (0..<Int(0.35 * sampleRateHz)).map { index in
+                let seconds = Double(index) / sampleRateHz
+                return Float(0.5 * exp(-seconds / 0.08) * sin(2 * .pi * frequencyHz * seconds))
+            }
+        }
+        for note in [88, 93, 96] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let reading = Self.reading(&analyzer, decaying(frequencyHz))
+            #expect(reading.noteNumber == Int32(note), "MIDI \(note) at \(sampleRateHz) Hz: got \(reading.noteNumber)")
+            #expect(abs(Self.centsError(reading, expectedHz: frequencyHz)) < 1, "MIDI \(note): \(reading.frequencyHz) Hz")
+        }
+        let low = Self.reading(&analyzer, decaying(TestSignals.frequencyHz(midiNote: 57)))
+        #expect(!low.hasNote, "A3 decaying at 109 dB/s at \(sampleRateHz) Hz read \(low.frequencyHz) Hz")
+    }
+
+    /// A low guitar string: the fundamental and odd harmonics die away faster than the even ones,
+    /// until the wave almost repeats at half its period (odd harmonics ~3.5 % of the energy at
+    /// the end). The tuner must not jump an octave up as they fade.
+    @Test(arguments: sampleRates)
+    func fadingOddHarmonicsDoNotJumpAnOctave(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        for note in [40, 43, 45] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let signal: [Float] = (0..<Int(1.0 * sampleRateHz)).map { index in
+                let seconds = Double(index) / sampleRateHz
+                let odd = exp(-seconds / 0.63), phase = 2 * Double.pi * frequencyHz * seconds
+                return Float(0.3 * odd * sin(phase) + 0.3 * sin(2 * phase) + 0.1 * odd * sin(3 * phase) + 0.15 * sin(4 * phase))
+            }
+            analyzer.reset()
+            let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch).filter(\.hasNote)
+            let wrong = readings.filter { $0.noteNumber != Int32(note) }
+            #expect(wrong.isEmpty && readings.last?.noteNumber == Int32(note),
+                    "MIDI \(note) at \(sampleRateHz) Hz: \(wrong.count) of \(readings.count) readings wrong, e.g. \(wrong.first?.noteNumber ?? -1)")
+        }
+    }
+
+    /// A piano's partials are stretched (f_k = k·f·√(1 + B·k²)); autocorrelation follows all of
+    /// them and reads sharp, the tuner refines on the first partial's phase.
+    @Test(arguments: sampleRates)
+    func stretchedPartialsReadAtTheFirstPartial(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let inharmonicity = 0.0004  // a piano's middle octaves: partial 8 is 22 cents sharp
+        for note in [55, 60, 69, 76] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let partialsHz = (1...8).map { Double($0) * frequencyHz * (1 + inharmonicity * Double($0 * $0)).squareRoot() }
+            let signal: [Float] = (0..<Int(0.5 * sampleRateHz)).map { index in
+                let seconds = Double(index) / sampleRateHz
+                return Float(partialsHz.enumerated().reduce(0) { sum, partial in
+                    sum + 0.3 / Double(partial.offset + 1) * sin(2 * .pi * partial.element * seconds)
+                })
+            }
+            let reading = Self.reading(&analyzer, signal)
+            let error = Self.centsError(reading, expectedHz: partialsHz[0])
+            #expect(abs(error) < 1.5, "MIDI \(note) at \(sampleRateHz) Hz: \(error) cents from the first partial")
+        }
+    }
+
     @Test func noteNamesUseScientificPitchNotation() {
         let names = [(28, "E1"), (40, "E2"), (60, "C4"), (61, "C#4"), (69, "A4"), (96, "C7")].map { number, _ in
             PitchReading(frequencyHz: 1, midiNote: Float(number), noteNumber: Int32(number), cents: 0, confidence: 1).noteName

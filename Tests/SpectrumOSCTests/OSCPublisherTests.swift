@@ -12,11 +12,42 @@ import Testing
 @Suite(.serialized) struct OSCPublisherTests {
     static let testStatus = PublisherStatus(sampleRateHz: 48000, periodFrames: 256, xruns: 3, droppedFrames: 1, dspLoadPercent: 4.5, worstCallbackMicroseconds: 41.25)
 
-    private func makePublisher(_ receivers: [OSCReceiver], extraTargets: [OSCTarget] = [], ring: FrameRingHolder, messages: OSCMessageSet = .default, groups: Int = 8, clock: CaptureClock? = nil) throws -> OSCPublisher {
+    private func makePublisher(_ receivers: [OSCReceiver], extraTargets: [OSCTarget] = [], ring: FrameRingHolder, beats: BeatMailbox? = nil,
+                               messages: OSCMessageSet = .default, groups: Int = 8, clock: CaptureClock? = nil) throws -> OSCPublisher {
         var configuration = PublisherConfiguration(targets: receivers.map(\.target) + extraTargets, groupCount: groups, messages: messages)
         configuration.outputRateHz = 60
         let status = Self.testStatus
-        return try OSCPublisher(configuration: configuration, ring: ring.ring, captureClock: clock, status: { status })
+        return try OSCPublisher(configuration: configuration, ring: ring.ring, beats: beats, captureClock: clock, status: { status })
+    }
+
+    @Test func aBeatFromTheMailboxGoesOutAloneAndOnlyOnce() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        let beats = BeatMailbox()
+        defer { beats.deallocate() }
+        let publisher = try makePublisher([receiver], ring: ring, beats: beats)
+        try publisher.start()
+        // Frame 2 carries a beat. It was posted to the mailbox first, as the live host does.
+        let frames = (0..<4).map { SyntheticFrames.frame($0) }
+        let early = try #require(frames.first { $0.beat.isBeat })
+        beats.post(BeatMailbox.Event(beat: early.beat, bpm: 128, captureTimeMicroseconds: 0))
+        // A beat the mailbox never carried (e.g. overwritten) still rides in its frame.
+        var missed = SyntheticFrames.frame(6)
+        missed.beat.timeFrames += 1
+        for frame in frames + [missed] { SyntheticFrames.push(frame, into: ring.ring) }
+        publisher.flush()
+        receiver.receive { receiver.bundles.count >= 6 }
+        receiver.drain(seconds: 0.05)
+        publisher.stop()
+
+        #expect(receiver.bundles.count == 6)
+        let first = try #require(receiver.bundles.first)
+        #expect(first.messages.map(\.path) == ["/spectrum/beat"], "the mailbox's beat goes first, alone")
+        #expect(first.message("/spectrum/beat")?.values == [Double(early.beat.count), Double(early.beat.inBar), 128])
+        let frameBundles = receiver.bundles.dropFirst()
+        #expect(frameBundles.allSatisfy { $0.message("/spectrum/bands") != nil })
+        #expect(frameBundles.filter { $0.message("/spectrum/beat") != nil }.count == 1, "only the missed beat rides in its frame")
+        #expect(frameBundles.last?.message("/spectrum/beat") != nil)
     }
 
     @Test func oneBundlePerFrameWithEveryEnabledAddress() throws {

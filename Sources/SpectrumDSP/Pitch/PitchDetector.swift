@@ -16,7 +16,9 @@ import Glibc
 /// strong second harmonic cannot pull the answer an octave up), refines it by parabolic
 /// interpolation, and reports the peak's correlation as the confidence. The search runs on
 /// the signed square `r·|r|` (same order, same maxima), so only the three lags around the
-/// chosen peak need a square root.
+/// chosen peak need a square root. Above 150 Hz the frequency is then refined on the
+/// fundamental's phase advance in the same FFT (a piano's stretched partials pull the
+/// autocorrelation sharp).
 ///
 /// `init` allocates and plans; `detect` is real-time safe.
 struct PitchDetector: ~Copyable {
@@ -44,9 +46,50 @@ struct PitchDetector: ~Copyable {
     private let signedSquares: RealtimeBuffer
     /// E_left · E_right per lag (the squared denominator), kept for the final square roots.
     private let energyProducts: RealtimeBuffer
+    /// The window's spectra (before squaring) of the last `phaseSpanHops + 1` hops, a ring of
+    /// `spectrum`-sized slots, for the fundamental's phase advance.
+    private let pastSpectra: UnsafeMutablePointer<fftwf_complex>
+    private var pastSpectrumIndex = 0
+    /// Consecutive hops stored in `pastSpectra` (a gated hop stores none and breaks the run).
+    private var storedSpectra = 0
+    /// Hops between the two spectra compared: ~50 ms, so the phase advance is unambiguous for
+    /// a peak within ±10 Hz of its bin (bins are ~11.7 Hz).
+    private let phaseSpanHops: Int
+    private let phaseSpanFrames: Float
+    /// The last `correctionCount` phase corrections in cents, newest at `correctionIndex − 1`,
+    /// while the pitch stays within a semitone; `correctionsStored` of them valid.
+    private let corrections: RealtimeBuffer
+    private var correctionIndex = 0
+    private var correctionsStored = 0
+    /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
+    private var previousFrequencyHz: Float = 0
+    /// The last period chosen (0 = none), held against an octave jump up (step 5).
+    private var heldPeriodFrames: Float = 0
+    private var hopsSinceVoiced = 0
 
     /// Relative height a later maximum must reach against the highest one to be chosen first.
     static let keyMaximumRatio: Float = 0.9
+    /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
+    /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
+    static let decayCornerHz: Float = 400
+    /// r at half the held period must reach this share of r at the held period to take over:
+    /// a decaying low guitar string drifts from 0.88 to 0.92 of it as its fundamental and odd
+    /// harmonics fade (`keyMaximumRatio` alone flips it an octave up at 0.9).
+    static let octaveHoldRatio: Float = 0.95
+    /// Window-energy rise over ~50 ms (+1.5 dB) that ends the hold: a new note's attack, so a
+    /// melody's leap up an octave is not held down.
+    static let octaveHoldReleaseRatio: Float = 1.4
+    /// Lowest pitch refined on its fundamental: below it the fundamental's spectral peak is too
+    /// close to its neighbours for a clean phase in a 58 ms window.
+    static let refinementMinimumHz: Float = 150
+    /// The fundamental's peak must be within 20 dB (power ratio 0.01) of the strongest of the
+    /// first six harmonics to be refined on (a weak or missing fundamental is left alone).
+    static let refinementPowerRatio: Float = 0.01
+    /// Larger phase corrections are not believed (a neighbouring partial, a note change).
+    static let refinementLimitCents: Float = 30
+    /// Corrections averaged: ~67 ms, the phase noise averages out, vibrato stays with the
+    /// autocorrelation.
+    static let correctionCount = 4
     /// Periods of the lowest note in the window: the longest lag still correlates over 1.2.
     static let windowPeriods = 2.2
 
@@ -72,6 +115,11 @@ struct PitchDetector: ~Copyable {
         input.initialize(repeating: 0, count: size)
         signedSquares = RealtimeBuffer(count: maximumLag + 2)
         energyProducts = RealtimeBuffer(count: maximumLag + 2)
+        phaseSpanHops = decayLookbackHops  // the same ~50 ms
+        phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
+        pastSpectra = fftwf_alloc_complex((size / 2 + 1) * (phaseSpanHops + 1))
+        pastSpectra.initialize(repeating: (0, 0), count: (size / 2 + 1) * (phaseSpanHops + 1))
+        corrections = RealtimeBuffer(count: Self.correctionCount)
     }
 
     deinit {
@@ -79,6 +127,7 @@ struct PitchDetector: ~Copyable {
         fftwf_destroy_plan(inverse)
         fftwf_free(input)
         fftwf_free(spectrum)
+        fftwf_free(pastSpectra)
     }
 
     /// One raw estimate from the newest window of `history`; call once per hop. Real-time safe.
@@ -95,12 +144,14 @@ struct PitchDetector: ~Copyable {
         for index in 0..<runs.secondCount { input[runs.firstCount + index] = runs.second[index] - mean }
         for index in count..<fftSize { input[index] = 0 }
         let energy = realtimeDotProduct(input, input, count: count)
-        let decaying = energy < recentEnergies[recentEnergyIndex] * percussiveEnergyRatio
+        let earlierEnergy = recentEnergies[recentEnergyIndex]
+        let decaying = energy < earlierEnergy * percussiveEnergyRatio
+        // The octave hold ends after ~50 ms without an estimate, or at a new note's attack.
+        hopsSinceVoiced += 1
+        if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
-        guard realtimeSquareRoot(energy / Float(count)) >= silenceGateRms else { return .unvoiced }
-        // A sound that decays fast is a drum or a note ending, not something to tune.
-        guard !decaying else { return .unvoiced }
+        guard realtimeSquareRoot(energy / Float(count)) >= silenceGateRms else { return unvoiced() }
 
         // 2) Energies of the overlapping segments per lag, updated incrementally (Double: for
         //    long lags they differ by tiny amounts). Done before the FFT overwrites `input`.
@@ -112,10 +163,16 @@ struct PitchDetector: ~Copyable {
             energyProducts[lag] = Float(max(left, 0) * max(right, 0))
         }
 
-        // 3) Autocorrelation numerators for every lag: |FFT|², inverse FFT (× fftSize).
+        // 3) Autocorrelation numerators for every lag: |FFT|², inverse FFT (× fftSize). The
+        //    spectrum is kept first for the fundamental's phase (step 7).
         let forward = self.forward, inverse = self.inverse
         _unsafePerformance { fftwf_execute(forward) }
+        let bins = fftSize / 2 + 1
+        pastSpectrumIndex = (pastSpectrumIndex + 1) % (phaseSpanHops + 1)
+        let kept = pastSpectra + pastSpectrumIndex * bins
+        storedSpectra += 1
         for bin in 0...(fftSize / 2) {
+            kept[bin] = spectrum[bin]
             let (real, imaginary) = spectrum[bin]
             spectrum[bin] = (real * real + imaginary * imaginary, 0)
         }
@@ -132,7 +189,7 @@ struct PitchDetector: ~Copyable {
             if lag >= minimumLag && lag <= maximumLag && value > highest { highest = value }
         }
         let threshold = confidenceThreshold * confidenceThreshold
-        guard highest >= threshold else { return .unvoiced }
+        guard highest >= threshold else { return unvoiced() }
 
         // 5) First key maximum (after a dip below zero) that is confident and near the highest.
         let required = max(threshold, highest * Self.keyMaximumRatio * Self.keyMaximumRatio)
@@ -142,20 +199,118 @@ struct PitchDetector: ~Copyable {
             if value < 0 { dipped = true }
             guard dipped, lag >= minimumLag, value >= required,
                   value >= signedSquares[lag - 1], value > signedSquares[lag + 1] else { continue }
+            // Octave hold: when the last period was twice this one, it stays unless this lag
+            // is clearly as periodic (a low string whose fundamental and odd harmonics die
+            // away first keeps its pitch).
+            let chosen = heldOctave(of: lag) ?? lag
             // 6) Parabolic interpolation through r at the peak and its neighbours.
-            let before = correlation(lag - 1), peak = correlation(lag), after = correlation(lag + 1)
+            let before = correlation(chosen - 1), peak = correlation(chosen), after = correlation(chosen + 1)
             let curvature = before - 2 * peak + after
             let offset = curvature < 0 ? 0.5 * (before - after) / curvature : 0
             let top = peak - 0.25 * (before - after) * offset
-            return RawPitch(frequencyHz: sampleRateHz / (Float(lag) + offset), confidence: min(top, 1))
+            let frequencyHz = sampleRateHz / (Float(chosen) + offset)
+            // A sound that decays fast is a drum or a note ending, not something to tune; high
+            // notes may decay faster (a piano's top octaves), proportionally to their pitch.
+            if decaying {
+                let base = percussiveEnergyRatio, exponent = max(1, frequencyHz / Self.decayCornerHz)
+                let allowedRatio = _unsafePerformance { powf(base, exponent) }
+                guard energy >= earlierEnergy * allowedRatio else { return unvoiced() }
+            }
+            heldPeriodFrames = Float(chosen) + offset
+            hopsSinceVoiced = 0
+            return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1))
         }
+        return unvoiced()
+    }
+
+    /// The local maximum near twice `lag` when the held period is there (within a semitone)
+    /// and r at `lag` is below `octaveHoldRatio` of r there; nil otherwise. The search spans
+    /// ±5 lags: the half period's peak is itself a few lags off.
+    @_noLocks
+    private func heldOctave(of lag: Int) -> Int? {
+        let centre = 2 * lag
+        guard centre > 6, centre + 6 <= maximumLag, abs(heldPeriodFrames - Float(centre)) < 0.06 * Float(centre) else { return nil }
+        var best = centre - 5
+        for candidate in (centre - 4)...(centre + 5) where signedSquares[candidate] > signedSquares[best] { best = candidate }
+        let height = signedSquares[best]
+        guard height >= signedSquares[best - 1], height > signedSquares[best + 1],
+              signedSquares[lag] < height * Self.octaveHoldRatio * Self.octaveHoldRatio else { return nil }
+        return best
+    }
+
+    /// No estimate this hop: the stored spectra and corrections no longer run on.
+    @_noLocks
+    private mutating func unvoiced() -> RawPitch {
+        storedSpectra = 0
+        correctionsStored = 0
+        previousFrequencyHz = 0
         return .unvoiced
     }
+
+    /// 7) The autocorrelation's frequency moved by the mean of the last few phase corrections:
+    ///    the fundamental's frequency from its phase advance over `phaseSpanHops` hops (phase
+    ///    vocoder), against the autocorrelation's. Autocorrelation follows all partials, so a
+    ///    piano's stretched upper partials pull it sharp; the fundamental does not.
+    @_noLocks
+    private mutating func refined(_ frequencyHz: Float) -> Float {
+        let previous = previousFrequencyHz
+        previousFrequencyHz = frequencyHz
+        if previous <= 0 || abs(frequencyHz / previous - 1) > 0.06 { correctionsStored = 0 }
+        if let cents = phaseCorrectionCents(frequencyHz) {
+            corrections[correctionIndex] = cents
+            correctionIndex = (correctionIndex + 1) % Self.correctionCount
+            correctionsStored = min(correctionsStored + 1, Self.correctionCount)
+        }
+        guard correctionsStored > 0 else { return frequencyHz }
+        var sum: Float = 0
+        for back in 1...correctionsStored {
+            sum += corrections[(correctionIndex - back + Self.correctionCount) % Self.correctionCount]
+        }
+        let exponent = sum / Float(correctionsStored) / 1200
+        return frequencyHz * _unsafePerformance { exp2f(exponent) }
+    }
+
+    /// Cents from `frequencyHz` to the fundamental's frequency measured by its phase advance,
+    /// or nil when the fundamental is too low, too weak, or the spectra do not run back far
+    /// enough.
+    @_noLocks
+    private func phaseCorrectionCents(_ frequencyHz: Float) -> Float? {
+        let bins = fftSize / 2 + 1
+        guard frequencyHz >= Self.refinementMinimumHz, storedSpectra > phaseSpanHops else { return nil }
+        let now = pastSpectra + pastSpectrumIndex * bins
+        let then = pastSpectra + ((pastSpectrumIndex + 1) % (phaseSpanHops + 1)) * bins
+        let binsPerHz = Float(fftSize) / sampleRateHz
+        let centre = frequencyHz * binsPerHz
+        // The fundamental's peak bin, and the strongest of the first six harmonics.
+        var peakBin = max(1, Int(centre) - 1)
+        for bin in peakBin...min(Int(centre) + 2, bins - 1) where power(now[bin]) > power(now[peakBin]) { peakBin = bin }
+        var strongest: Float = 0
+        for harmonic in 1...6 {
+            let bin = Int(Float(harmonic) * centre + 0.5)
+            if bin < bins { strongest = max(strongest, power(now[bin])) }
+        }
+        guard power(now[peakBin]) >= strongest * Self.refinementPowerRatio else { return nil }
+        // Phase advance beyond the bin's own, wrapped to ±π: the offset from the bin frequency.
+        let (nowReal, nowImaginary) = now[peakBin], (thenReal, thenImaginary) = then[peakBin]
+        let advance = _unsafePerformance { atan2f(nowImaginary, nowReal) - atan2f(thenImaginary, thenReal) }
+        let expected = 2 * Float.pi * Float(peakBin) * phaseSpanFrames / Float(fftSize)
+        var deviation = advance - expected
+        deviation -= 2 * Float.pi * _unsafePerformance { rintf(deviation / (2 * Float.pi)) }
+        let measuredHz = (Float(peakBin) / Float(fftSize) + deviation / (2 * Float.pi * phaseSpanFrames)) * sampleRateHz
+        guard measuredHz > 0 else { return nil }
+        let cents = 1200 * _unsafePerformance { log2f(measuredHz / frequencyHz) }
+        return abs(cents) < Self.refinementLimitCents ? cents : nil
+    }
+
+    @inline(__always) @_noLocks
+    private func power(_ value: fftwf_complex) -> Float { value.0 * value.0 + value.1 * value.1 }
 
     @_noLocks
     mutating func reset() {
         recentEnergies.fill(with: 0)
         recentEnergyIndex = 0
+        heldPeriodFrames = 0
+        _ = unvoiced()
     }
 
     /// r at `lag` from its signed square.

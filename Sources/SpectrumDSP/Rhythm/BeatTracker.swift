@@ -167,8 +167,22 @@ struct BeatTracker {
             seed(periodFrames: agreedPeriod, now: now)
             seenGeneration = generation
         }
-        // Beats whose (early) report time falls in this hop; only the last one is reported if a
-        // hop holds several (output rates below the beat rate).
+        let beat = takeDueBeat(streamFrame: hopEndFrame)
+        let position = (now + leadFrames - anchorFrame) / periodFrames
+        let phase = Float(position - realtimeFloor(position))
+        let bpm = Float(60 * sampleRateHz / periodFrames)
+        return (bpm.isFinite ? bpm : 0, clampUnit(phase), beat)
+    }
+
+    /// The beat whose (early, by the lead time) report time has passed by `streamFrame`, if the
+    /// grid holds one not yet reported; only the last is returned when several have passed (an
+    /// output rate below the beat rate). Called at each hop's end by `update`, and between hops
+    /// by hosts that feed short blocks, so a beat goes out within one block of its time.
+    /// Real-time safe.
+    @_noLocks
+    mutating func takeDueBeat(streamFrame: Int64) -> BeatReading {
+        guard isLocked, periodFrames > 0 else { return .none }
+        let now = Double(streamFrame)
         var beat = BeatReading.none
         while true {
             let index = realtimeFloor((lastBeatFrame + 0.5 * periodFrames - anchorFrame) / periodFrames) + 1
@@ -179,10 +193,7 @@ struct BeatTracker {
             beat = BeatReading(isBeat: true, timeFrames: beatFrame, count: Int32(truncatingIfNeeded: beatCount),
                                inBar: Int32((beatCount - 1) % beatsPerBar + 1))
         }
-        let position = (now + leadFrames - anchorFrame) / periodFrames
-        let phase = Float(position - realtimeFloor(position))
-        let bpm = Float(60 * sampleRateHz / periodFrames)
-        return (bpm.isFinite ? bpm : 0, clampUnit(phase), beat)
+        return beat
     }
 
     /// Period from the agreed tempo; phase from the recent onsets; then a fit.
