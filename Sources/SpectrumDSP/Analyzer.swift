@@ -273,12 +273,13 @@ public struct Analyzer: ~Copyable {
     private mutating func analyseRhythm() {
         // 8) Onsets: weighted log-power flux of the main spectrum, adaptive threshold, exact time.
         let onset = onsetDetector.detect(power: combinedPower.base, history: history, hopEndFrame: streamFrame)
-        latestFrame.pointee.onset = OnsetReading(strength: onset.strength, timeFrames: onset.strength > 0 ? onset.timeFrames : 0)
+        latestFrame.pointee.onset = OnsetReading(strength: onset.eventStrength, timeFrames: onset.eventStrength > 0 ? onset.timeFrames : 0)
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
         // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal; the
         //    double tempo when the beat grid finds strong onsets halfway between its beats.
         tempoEstimator.update(flux: onset.flux)
         if beatTracker.suggestsDoubleTempo { tempoEstimator.adoptDoubleTempo() }
+        if beatTracker.suggestsHalfTempo { tempoEstimator.adoptHalfTempo() }
         // 10) Beat grid, phase and beat events.
         let beat = beatTracker.update(agreedBpm: tempoEstimator.agreedBpm, generation: tempoEstimator.generation, hopEndFrame: streamFrame)
         latestFrame.pointee.tempo = TempoReading(bpm: beat.bpm, confidence: tempoEstimator.confidence, phase: beat.phase)

@@ -33,16 +33,21 @@ public enum DrumVoice: Sendable {
     case snare
     /// Closed hi-hat: noise high-passed at 7 kHz (12 dB/octave), 25 ms decay.
     case hat
+    /// Shaker: noise high-passed at 2 kHz (12 dB/octave), 30 ms decay, quiet; unlike the hat it
+    /// reaches the onset flux band (up to 5 kHz).
+    case shaker
 }
 
-/// A one-bar (4/4, sixteen sixteenth-note steps) drum pattern.
+/// A one-bar (4/4) drum pattern on a grid of `stepsPerBeat` steps a beat (4: sixteenths).
 public struct DrumPattern: Sendable {
     public var name: String
     public var events: [(step: Int, voice: DrumVoice)]
+    public var stepsPerBeat: Int
 
-    public init(name: String, events: [(step: Int, voice: DrumVoice)]) {
+    public init(name: String, events: [(step: Int, voice: DrumVoice)], stepsPerBeat: Int = 4) {
         self.name = name
         self.events = events
+        self.stepsPerBeat = stepsPerBeat
     }
 
     /// A click on every beat.
@@ -57,6 +62,14 @@ public struct DrumPattern: Sendable {
     /// and 4, a ghost kick on the last sixteenth, hi-hat eighths.
     public static let syncopated = DrumPattern(name: "syncopated", events: [(0, .kick), (10, .kick), (15, .kick), (4, .snare), (12, .snare)]
         + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
+    /// Swung hip-hop (as in the tempo benchmark's corpus): sixteenths swung by a third (the
+    /// off sixteenths on the triplet), kick on 1, the swung "a" of 2 and the "and" of 3, snare on
+    /// 2 and 4, swung sixteenth hats; on a grid of 12 steps a beat.
+    public static let swungHipHop = DrumPattern(
+        name: "swung hip-hop",
+        events: [(0, .kick), (22, .kick), (30, .kick), (12, .snare), (36, .snare)]
+            + (0..<16).map { ($0 * 3 + $0 % 2, DrumVoice.hat) } + (0..<8).map { ($0 * 6, DrumVoice.shaker) },
+        stepsPerBeat: 12)
 }
 
 extension TestSignals {
@@ -74,16 +87,17 @@ extension TestSignals {
             .kick: voice(.kick, sampleRateHz: sampleRateHz, using: &generator),
             .snare: voice(.snare, sampleRateHz: sampleRateHz, using: &generator),
             .hat: voice(.hat, sampleRateHz: sampleRateHz, using: &generator),
+            .shaker: voice(.shaker, sampleRateHz: sampleRateHz, using: &generator),
         ]
         var beats: [Double] = []
         var segmentStart = 0.0
         var barStart = offsetSeconds
         for segment in segments {
             let segmentEnd = segmentStart + segment.seconds
-            let stepSeconds = 60 / segment.bpm / 4
+            let stepSeconds = 60 / segment.bpm / Double(pattern.stepsPerBeat)
             while barStart < segmentEnd {
-                for beat in 0..<4 where barStart + Double(beat * 4) * stepSeconds < min(segmentEnd, totalSeconds) {
-                    beats.append(barStart + Double(beat * 4) * stepSeconds)
+                for beat in 0..<4 where barStart + Double(beat * pattern.stepsPerBeat) * stepSeconds < min(segmentEnd, totalSeconds) {
+                    beats.append(barStart + Double(beat * pattern.stepsPerBeat) * stepSeconds)
                 }
                 for event in pattern.events {
                     let time = barStart + Double(event.step) * stepSeconds
@@ -93,7 +107,7 @@ extension TestSignals {
                         samples[start + offset] += value
                     }
                 }
-                barStart += 16 * stepSeconds
+                barStart += Double(4 * pattern.stepsPerBeat) * stepSeconds
             }
             segmentStart = segmentEnd
         }
@@ -125,10 +139,11 @@ extension TestSignals {
                 let time = Double(index) / sampleRateHz
                 return Float(0.4 * exp(-time / 0.04) * sin(2 * .pi * 180 * time) + 0.5 * exp(-time / 0.06) * noise())
             }
-        case .hat:
-            // Two one-pole high-passes at 7 kHz (12 dB/octave below; sample-rate independent):
-            // a closed hat's energy lies mostly above 6 kHz.
-            let pole = exp(-2 * .pi * 7_000 / sampleRateHz)
+        case .hat, .shaker:
+            // Two one-pole high-passes (12 dB/octave below; sample-rate independent): a closed
+            // hat's energy lies mostly above 6 kHz.
+            let pole = exp(-2 * .pi * (voice == .hat ? 7_000 : 2_000) / sampleRateHz)
+            let amplitude = voice == .hat ? 0.3 : 0.15, decaySeconds = voice == .hat ? 0.025 : 0.03
             var input1 = 0.0, output1 = 0.0, output2 = 0.0
             return (0..<Int(0.12 * sampleRateHz)).map { index in
                 let time = Double(index) / sampleRateHz
@@ -138,7 +153,7 @@ extension TestSignals {
                 input1 = white
                 output1 = first
                 output2 = second
-                return Float(0.3 * exp(-time / 0.025) * second)
+                return Float(amplitude * exp(-time / decaySeconds) * second)
             }
         }
     }

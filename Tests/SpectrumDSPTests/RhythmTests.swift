@@ -66,6 +66,16 @@ import SpectrumTestSupport
         }
     }
 
+    /// Swung hip-hop also fits the double tempo (its off-beats are 16th-note swing positions);
+    /// the half-tempo check (every other beat of the 172 grid nearly empty, the snare on every
+    /// fourth beat) brings it back to the slower one.
+    @Test(arguments: [86.0, 90.0])
+    func swungHipHopReadsItsTempoNotTheDouble(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.swungHipHop, segments: [(bpm, 16)], sampleRateHz: 48_000)
+        let frames = try Self.frames(signal)
+        Self.expectLocked(frames, signal, bpm: bpm, fromSeconds: 10, toSeconds: 16, "swung hip-hop \(bpm) BPM")
+    }
+
     @Test(arguments: [(120.0, 128.0), (100.0, 140.0)])
     func tempoChangesAreFollowedWithinFiveSeconds(from: Double, to: Double) throws {
         for pattern in [DrumPattern.clicks, .rock] {
@@ -74,6 +84,16 @@ import SpectrumTestSupport
             Self.expectLocked(frames, signal, bpm: from, fromSeconds: 4, toSeconds: 6, "\(pattern.name) before \(from) → \(to)")
             Self.expectLocked(frames, signal, bpm: to, fromSeconds: 11, toSeconds: 15, "\(pattern.name) after \(from) → \(to)")
         }
+    }
+
+    /// A jump to a fast tempo, whose 2/3 (the dotted-quarter pulse) is in the range too, is
+    /// followed within 5 s (guards the triple check; the synthetic kit does not need its 0.9
+    /// margin — the rendered `change-house-128-174` of the benchmark does).
+    @Test func fourOnTheFloorJumpFrom128To174IsFollowed() throws {
+        let signal = TestSignals.rhythm(.fourOnTheFloor, segments: [(128, 6), (174, 12)], sampleRateHz: 48_000)
+        let frames = try Self.frames(signal)
+        Self.expectLocked(frames, signal, bpm: 128, fromSeconds: 4, toSeconds: 6, "four on the floor before 128 → 174")
+        Self.expectLocked(frames, signal, bpm: 174, fromSeconds: 11, toSeconds: 18, "four on the floor after 128 → 174")
     }
 
     @Test(arguments: sampleRates)
@@ -106,6 +126,23 @@ import SpectrumTestSupport
                 #expect(frame.onset.strength > 0 && frame.onset.strength <= 1)
                 // The onset lies in the newest hop and a half of its frame.
                 #expect(frame.onset.timeFrames < Double(frame.streamFrame))
+            }
+        }
+    }
+
+    /// Hi-hats alone (energy above 6 kHz, outside the onset flux bands) are reported through the
+    /// hat band, at their sample.
+    @Test func hiHatsAreReportedAsOnsets() throws {
+        let hats = DrumPattern(name: "hats", events: stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
+        for sampleRateHz in Self.sampleRates {
+            let signal = TestSignals.rhythm(hats, segments: [(120, 4)], sampleRateHz: sampleRateHz)
+            let hatTimes = (0..<16).map { 0.137 + Double($0) * 0.25 }
+            let onsets = try Self.frames(signal).filter { $0.onset.isOnset }
+            #expect(onsets.count == hatTimes.count, "\(sampleRateHz) Hz: \(onsets.count) onsets for \(hatTimes.count) hats")
+            for frame in onsets {
+                let time = frame.onset.timeFrames / sampleRateHz
+                let error = hatTimes.map { time - $0 }.min { abs($0) < abs($1) } ?? 1
+                #expect(abs(error) < 0.002, "\(sampleRateHz) Hz: onset \(error * 1000) ms from its hat")
             }
         }
     }

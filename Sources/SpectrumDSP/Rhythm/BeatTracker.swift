@@ -44,11 +44,20 @@ struct BeatTracker {
     /// Set when the onsets halfway between the grid's beats are about as strong as those on
     /// them: the grid runs at half the tempo (the snare of a two-step falls between its beats).
     private(set) var suggestsDoubleTempo = false
+    /// Set when the grid's beats of one parity (every other beat) carry much less onset
+    /// strength than the others: the grid may run at double the tempo (swung hip-hop at 86 BPM
+    /// read as 172 leaves three beats in eight empty).
+    private(set) var suggestsHalfTempo = false
 
     /// The onsets halfway between beats must reach this share of the strength on the beats, over
     /// the last `phaseSearchSeconds` (each onset counted by its upper-band share, `1 − bassShare`:
     /// off-beat kicks and bass notes do not count), for the tracker to ask for the double tempo.
     static var offBeatShare: Double { 0.6 }
+    /// The weaker parity of grid beats must carry less than this share of the stronger one's
+    /// onset strength, over the last `fitSeconds` (at least `parityMinimumOnsets` onsets on the
+    /// stronger), for the tracker to ask for the half tempo.
+    static var weakParityShare: Double { 0.5 }
+    static var parityMinimumOnsets: Int { 4 }
     static var matchTolerance: Double { 0.15 }
     static var phaseSwitchRatio: Double { 1.5 }
     static var reseedTolerance: Double { 0.04 }
@@ -82,7 +91,39 @@ struct BeatTracker {
             if offBeat > Self.phaseSwitchRatio * onBeat { anchorFrame += 0.5 * periodFrames }
             refit(now: timeFrames)
             suggestsDoubleTempo = offBeatsAreStrong(now: timeFrames)
+            suggestsHalfTempo = oneParityIsWeak(now: timeFrames)
         }
+    }
+
+    /// Whether, over the last `fitSeconds`, the grid points of one parity hold less than
+    /// `weakParityShare` of the onset strength of the other parity's (which holds at least
+    /// `parityMinimumOnsets` onsets), and the stronger parity's upper-band accent (snares,
+    /// claps) repeats every four beats, not every two. A right tempo has onsets on most of its
+    /// beats; a double tempo's extra beats are the slower tempo's off-beats, often empty, and its
+    /// backbeat falls on every fourth beat (swung hip-hop at 86 read as 172: kick on 0, snares on
+    /// 2 and 6). A backbeat every other beat means the grid is right (drum & bass at 172: kick on
+    /// 1, snares on 2 and 4, the 3 empty).
+    @_noLocks
+    private func oneParityIsWeak(now: Double) -> Bool {
+        var strength = InlineArray<2, Double>(repeating: 0)
+        var count = InlineArray<2, Int>(repeating: 0)
+        // Upper-band strength per beat index modulo 4 (the two classes of each parity).
+        var upper = InlineArray<4, Double>(repeating: 0)
+        for slot in 0..<onsetCount {
+            let time = onsetTimes[slot]
+            guard now - time <= fitFrames else { continue }
+            let beats = (time - anchorFrame) / periodFrames
+            let beat = realtimeRound(beats)
+            guard abs(beats - beat) <= Self.matchTolerance else { continue }
+            let index = Int(beat) & 3
+            strength[index & 1] += Double(onsetStrengths[slot])
+            count[index & 1] += 1
+            upper[index] += Double(onsetStrengths[slot] * (1 - onsetBassShares[slot]))
+        }
+        let strong = strength[0] >= strength[1] ? 0 : 1, weak = 1 - strong
+        let accent = max(upper[strong], upper[strong + 2]), other = min(upper[strong], upper[strong + 2])
+        return count[strong] >= Self.parityMinimumOnsets && strength[weak] < Self.weakParityShare * strength[strong]
+            && other < Self.weakParityShare * accent
     }
 
     /// Whether, over the last `phaseSearchSeconds`, the onsets halfway between grid points are as
@@ -191,6 +232,7 @@ struct BeatTracker {
         if offBeat > onBeat { anchorFrame = bestAnchor + 0.5 * period }
         isLocked = true
         suggestsDoubleTempo = false
+        suggestsHalfTempo = false
         // 2) Fit (twice: the first fit sharpens the period, the second matches more onsets).
         refit(now: now)
         refit(now: now)
@@ -233,7 +275,7 @@ struct BeatTracker {
             let beats = (time - anchorFrame) / period
             let beat = realtimeRound(beats)
             guard abs(beats - beat) <= Self.matchTolerance else { continue }
-            let weight = Double(0.25 + onsetStrengths[slot]) * realtimeExp(-max(0, age) / fitMemoryFrames)
+            let weight = Double(0.25 + onsetStrengths[slot]) * realtimeExp(-max(0, age) / fitMemoryFrames) * (1 - abs(beats - beat) / Self.matchTolerance)
             // Relative to the anchor, so the sums stay small.
             let relative = time - anchorFrame
             sumWeight += weight
@@ -269,6 +311,7 @@ struct BeatTracker {
         isLocked = false
         beatCount = 0
         suggestsDoubleTempo = false
+        suggestsHalfTempo = false
     }
 
     /// Forgets the grid (keeps the recent onsets). Real-time safe.

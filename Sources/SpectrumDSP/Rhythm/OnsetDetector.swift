@@ -14,6 +14,11 @@ import Glibc
 /// 1 / (bins in its band). Hi-hats (mostly above 6 kHz) barely count, which keeps eighth-note
 /// hats from doubling the tempo; a bass-only flux misses the backbeat of syncopated patterns.
 ///
+/// Two decisions share that flux: **grid onsets** (threshold k = `gridThresholdDeviations`),
+/// which feed the beat grid, and **onset events** (the reported onsets; k =
+/// `onsetThresholdDeviations`), which also fire on the flux of the hat band (5–16 kHz) alone,
+/// against its own statistics, so that hi-hats are reported without reaching the beat grid.
+///
 /// `init` allocates; `detect` is real-time safe.
 struct OnsetDetector: ~Copyable {
     /// Bins [firstBin, lastBin] of the main spectrum.
@@ -25,10 +30,14 @@ struct OnsetDetector: ~Copyable {
     private let weightSum: Float
     /// The samples searched for the exact time (context blocks first), copied contiguously.
     private let searchSamples: RealtimeBuffer
+    /// Bins of the hat band (above `highestFrequencyHz`), used for onset events only.
+    private let hatFirstBin: Int
+    private let hatLastBin: Int
+    private let hatBinCount: Int
     private let previousLogPower: RealtimeBuffer
     private let logPower: RealtimeBuffer
     private let hopFrames: Int
-    private let thresholdDeviations: Float
+    private let eventDeviations: Float
     /// Per-hop step of the running mean and mean square (1 − exp(−hop/τ)).
     private let statisticsStep: Float
     private let minimumGapFrames: Double
@@ -39,17 +48,26 @@ struct OnsetDetector: ~Copyable {
     /// How many samples of history the detector reads (the history must hold them).
     var historyFrames: Int { searchSamples.count }
 
-    private var mean: Float = 0
-    private var meanSquare: Float = 0
+    /// Running statistics of the flux and of the hat band's flux.
+    private var fluxStatistics = RunningStatistics()
+    private var hatStatistics = RunningStatistics()
     /// Hops seen (saturates): the running statistics start as plain averages.
     private var hopCount: Float = 0
     private var lastOnsetFrame: Double = -1e12
+    private var lastEventFrame: Double = -1e12
     private var primed = false
 
     static var logGain: Float { 1e6 }
     static var lowestFrequencyHz: Double { 20.0 }
     static var emphasisCornerHz: Double { 200.0 }
     static var highestFrequencyHz: Double { 5_000.0 }
+    static var hatHighestFrequencyHz: Double { 16_000.0 }
+    /// Every 4th bin of the hat band: hats are broadband noise, so a sample of the bins measures
+    /// their rise as well, at a quarter of the cost.
+    static var hatBinStride: Int { 4 }
+    static var hatCompressionGain: Float { 10 }
+    /// k of the grid onsets' threshold (the seed's 1.5): the beat grid wants the accents only.
+    static var gridThresholdDeviations: Float { 1.5 }
     static var upperBandWeight: Double { 1 }
     /// The onset signal must also exceed this (mean positive log change per bin, nats): a floor
     /// under the adaptive threshold so that digital silence and near-silence give no onsets.
@@ -73,10 +91,13 @@ struct OnsetDetector: ~Copyable {
             sum += weight
         }
         weightSum = sum
-        previousLogPower = RealtimeBuffer(count: lastBin + 1, repeating: 0)
-        logPower = RealtimeBuffer(count: lastBin + 1, repeating: 0)
+        hatFirstBin = min(lastBin + 1, binCount - 1)
+        hatLastBin = max(hatFirstBin, min(binCount - 1, Int((Self.hatHighestFrequencyHz / binSpacingHz).rounded(.down))))
+        hatBinCount = (hatLastBin - hatFirstBin) / Self.hatBinStride + 1
+        previousLogPower = RealtimeBuffer(count: hatLastBin + 1, repeating: 0)
+        logPower = RealtimeBuffer(count: hatLastBin + 1, repeating: 0)
         self.hopFrames = hopFrames
-        thresholdDeviations = Float(configuration.onsetThresholdDeviations)
+        eventDeviations = Float(configuration.onsetThresholdDeviations)
         statisticsStep = Float(1 - exp(-Double(hopFrames) / sampleRateHz / configuration.onsetStatisticsSeconds))
         minimumGapFrames = configuration.onsetMinimumGapMilliseconds / 1000 * sampleRateHz
         blockFrames = max(1, Int((Self.blockMilliseconds / 1000 * sampleRateHz).rounded()))
@@ -89,9 +110,12 @@ struct OnsetDetector: ~Copyable {
     /// Real-time safe.
     @_noLocks
     mutating func detect(power: UnsafePointer<Float>, history: borrowing SampleHistory, hopEndFrame: Int64) -> OnsetResult {
-        // 1) Weighted, half-wave-rectified log-power flux.
-        // (Three simple loops rather than one, so that each vectorises.)
+        // 1) Weighted, half-wave-rectified log-power flux; the hat band's mean flux apart.
+        // (Simple loops rather than one, so that each vectorises.)
         for bin in firstBin...lastBin {
+            logPower[bin] = approximateNaturalLog(1 + Self.logGain * power[bin])
+        }
+        for bin in stride(from: hatFirstBin, through: hatLastBin, by: Self.hatBinStride) {
             logPower[bin] = approximateNaturalLog(1 + Self.logGain * power[bin])
         }
         var lowFlux: Float = 0
@@ -104,32 +128,58 @@ struct OnsetDetector: ~Copyable {
                 highFlux += weights[bin] * max(0, logPower[bin] - previousLogPower[bin])
             }
         }
-        var flux = lowFlux + highFlux
+        var hatFlux: Float = 0
+        if lastBin < hatFirstBin {
+            for bin in stride(from: hatFirstBin, through: hatLastBin, by: Self.hatBinStride) {
+                hatFlux += max(0, logPower[bin] - previousLogPower[bin])
+                previousLogPower[bin] = logPower[bin]
+            }
+        }
         for bin in firstBin...lastBin {
             previousLogPower[bin] = logPower[bin]
         }
-        flux = finiteOr(flux / weightSum, 0)
+        let flux = finiteOr((lowFlux + highFlux) / weightSum, 0)
+        // The hat band's flux log-compressed (as the tempo's onset signal), so that open hats and
+        // crashes do not raise its threshold far above quiet closed hats.
+        hatFlux = lastBin < hatFirstBin ? realtimeLog1p(Self.hatCompressionGain * finiteOr(hatFlux / Float(hatBinCount), 0)) : 0
+        var result = OnsetResult(flux: flux, strength: 0, timeFrames: 0, bassShare: 0, eventStrength: 0)
         guard primed else {
             // The first hop has no predecessor: its "rise" from nothing is not an onset.
             primed = true
-            return OnsetResult(flux: 0, strength: 0, timeFrames: 0, bassShare: 0)
+            result.flux = 0
+            return result
         }
 
-        // 2) Adaptive threshold from the statistics before this hop.
-        let variance = max(0, meanSquare - mean * mean)
-        let threshold = max(mean + thresholdDeviations * realtimeSquareRoot(variance), Self.absoluteFloor)
+        // 2) Adaptive thresholds from the statistics before this hop.
+        let gridThreshold = fluxStatistics.threshold(deviations: Self.gridThresholdDeviations, floor: Self.absoluteFloor)
+        let eventThreshold = fluxStatistics.threshold(deviations: eventDeviations, floor: Self.absoluteFloor)
+        let hatThreshold = hatStatistics.threshold(deviations: eventDeviations, floor: Self.absoluteFloor)
         hopCount = min(hopCount + 1, 1e6)
         let step = max(statisticsStep, 1 / hopCount)
-        mean += step * (flux - mean)
-        meanSquare += step * (flux * flux - meanSquare)
+        fluxStatistics.add(flux, step: step)
+        hatStatistics.add(hatFlux, step: step)
 
-        // 3) Decision with the minimum gap, then the exact time.
-        guard flux > threshold else { return OnsetResult(flux: flux, strength: 0, timeFrames: 0, bassShare: 0) }
-        let timeFrames = exactTime(history: history, hopEndFrame: hopEndFrame)
-        guard timeFrames - lastOnsetFrame >= minimumGapFrames else { return OnsetResult(flux: flux, strength: 0, timeFrames: 0, bassShare: 0) }
-        lastOnsetFrame = timeFrames
-        let bassShare = lowFlux + highFlux > 0 ? clampUnit(lowFlux / (lowFlux + highFlux)) : 0
-        return OnsetResult(flux: flux, strength: clampUnit(1 - threshold / flux), timeFrames: timeFrames, bassShare: finiteOr(bassShare, 0))
+        // 3) Decisions with the minimum gap (each its own), then the exact time.
+        let eventStrength = max(Self.strength(flux, above: eventThreshold), Self.strength(hatFlux, above: hatThreshold))
+        let gridStrength = Self.strength(flux, above: gridThreshold)
+        guard eventStrength > 0 || gridStrength > 0 else { return result }
+        result.timeFrames = exactTime(history: history, hopEndFrame: hopEndFrame)
+        if eventStrength > 0 && result.timeFrames - lastEventFrame >= minimumGapFrames {
+            lastEventFrame = result.timeFrames
+            result.eventStrength = eventStrength
+        }
+        if gridStrength > 0 && result.timeFrames - lastOnsetFrame >= minimumGapFrames {
+            lastOnsetFrame = result.timeFrames
+            result.strength = gridStrength
+            result.bassShare = finiteOr(lowFlux + highFlux > 0 ? clampUnit(lowFlux / (lowFlux + highFlux)) : 0, 0)
+        }
+        return result
+    }
+
+    /// `1 − threshold / value` when the value exceeds the threshold, else 0.
+    @inline(__always) @_noLocks
+    private static func strength(_ value: Float, above threshold: Float) -> Float {
+        value > threshold ? clampUnit(1 - threshold / value) : 0
     }
 
     /// The stream frame of the sharpest energy rise in the newest hop and a half: ~1 ms blocks,
@@ -179,21 +229,44 @@ struct OnsetDetector: ~Copyable {
     @_noLocks
     mutating func reset() {
         previousLogPower.fill(with: 0)
-        mean = 0
-        meanSquare = 0
+        fluxStatistics = RunningStatistics()
+        hatStatistics = RunningStatistics()
         hopCount = 0
         lastOnsetFrame = -1e12
+        lastEventFrame = -1e12
         primed = false
     }
 }
 
-/// The onset signal of one hop and, when `strength > 0`, an onset.
+/// Running mean and mean square of a signal (one-pole), and the adaptive threshold from them.
+private struct RunningStatistics {
+    var mean: Float = 0
+    var meanSquare: Float = 0
+
+    /// `max(mean + deviations·σ, floor)`. Real-time safe.
+    @inline(__always) @_noLocks
+    func threshold(deviations: Float, floor: Float) -> Float {
+        max(mean + deviations * realtimeSquareRoot(max(0, meanSquare - mean * mean)), floor)
+    }
+
+    @inline(__always) @_noLocks
+    mutating func add(_ value: Float, step: Float) {
+        mean += step * (value - mean)
+        meanSquare += step * (value * value - meanSquare)
+    }
+}
+
+/// The onset signal of one hop; when `strength > 0`, a grid onset; when `eventStrength > 0`,
+/// an onset event (both at `timeFrames`).
 struct OnsetResult {
     /// Weighted mean positive log-power change per bin (nats), ≥ 0.
     var flux: Float
+    /// Strength of the grid onset (0: none).
     var strength: Float
     var timeFrames: Double
     /// The bass band's (≤ `emphasisCornerHz`) share of the onset's flux, 0…1: near 1 for kicks
     /// and bass notes, near 0 for hats, claps and chord attacks.
     var bassShare: Float
+    /// Strength of the onset event (0: none): the flux's or the hat band's, whichever is larger.
+    var eventStrength: Float
 }

@@ -63,10 +63,15 @@ struct TempoEstimator: ~Copyable {
     private(set) var agreedBpm: Float = 0
     /// Confidence of the latest estimate.
     private(set) var confidence: Float = 0
-    /// Set when the tempo was doubled on the beat grid's evidence, until the next restart.
+    /// Set when the tempo was doubled (halved) on the beat grid's evidence, until the next restart.
     private var octaveRaised = false
+    private var octaveLowered = false
     /// `r(period / 2) / r(period)` of the latest estimate (0 when the double is out of range).
     private(set) var doubleTempoEvidence: Float = 0
+    /// `r(period) / r(2·period)`: the latest estimate's, and the larger of the latest two
+    /// estimates' (one estimate may dip; 0 when the double lag holds no data).
+    private var latestHalfRatio: Float = 0
+    private var halfTempoEvidence: Float = 0
     /// Counts restarts (locks dropped); the tracker reseeds when it changes.
     private(set) var generation = 0
 
@@ -82,12 +87,23 @@ struct TempoEstimator: ~Copyable {
     /// ratio), else the preferred range decides (and the faster wins if it cannot).
     static var strongRatio: Float { 0.75 }
     static var weakRatio: Float { 0.2 }
+    /// The beat grid's evidence for the half tempo is taken only when the autocorrelation at the
+    /// period is below this multiple of the one at twice the period: drum & bass at 172 (whose
+    /// every other beat is also sparse: kick on 1, snares on 2 and 4) correlates 1.5–2.9× more at
+    /// its beat than at two beats; swung hip-hop read at 172, 0.4–1.4× (the larger of two
+    /// estimates is compared).
+    static var halfTempoMaximumRatio: Float { 1.25 }
     /// Variance of the raw onset signal (nats²) below which there is no tempo: silence and
     /// steady tones.
     static var silenceVariance: Float { 1e-3 }
     /// Autocorrelation collected before the first estimate counts (s).
     static var combMultiples: Int { 4 }
     static var lagGridStep: Float { 0.5 }
+    /// Lag step of the fine peak search (within ±half a `lagGridStep`).
+    static var fineGridStep: Float { 0.05 }
+    /// Triple check: the tempo 3/2 of another wins at this share of its salience (the
+    /// dotted-quarter pulse of a busy pattern is nearly as periodic as its beat).
+    static var tripleFasterShare: Float { 0.9 }
     static var warmUpSeconds: Double { 1.0 }
 
     init(configuration: RhythmConfiguration, frameRateHz: Double) {
@@ -204,6 +220,22 @@ struct TempoEstimator: ~Copyable {
         return odd / even
     }
 
+    /// The highest salience within half a grid step of `lag`, on a grid `fineGridStep` wide.
+    @_noLocks
+    private func finePeak(near lag: Float) -> (lag: Float, salience: Float) {
+        var bestLag = lag, best = salience(lag)
+        var offset = -0.5 * Self.lagGridStep
+        while offset <= 0.5 * Self.lagGridStep {
+            let value = salience(lag + offset)
+            if value > best {
+                best = value
+                bestLag = lag + offset
+            }
+            offset += Self.fineGridStep
+        }
+        return (bestLag, best)
+    }
+
     /// One raw estimate in BPM (0 = none), setting `confidence`.
     @_noLocks
     private mutating func estimateBpm() -> Float {
@@ -234,6 +266,24 @@ struct TempoEstimator: ~Copyable {
         if curvature < 0 && before <= best && after <= best {
             bestLag += Self.lagGridStep * 0.5 * (before - after) / curvature
         }
+        // 1b) Triple check: the tempi 3/2 and 2/3 of it, each at its finely searched peak (on
+        //     the half-lag grid a sharp peak can be missed: its 4th multiple drifts by a lag).
+        //     The faster of a pair wins at `tripleFasterShare` of the slower one's salience.
+        (bestLag, best) = finePeak(near: bestLag)
+        let coarseLag = bestLag
+        for candidateIndex in 0..<2 {
+            let factor: Float = candidateIndex == 0 ? 2.0 / 3.0 : 1.5
+            guard coarseLag * factor >= low - 0.5, coarseLag * factor <= high + 0.5 else { continue }
+            let candidate = finePeak(near: coarseLag * factor)
+            let margin = factor < 1 ? Self.tripleFasterShare : 1 / Self.tripleFasterShare
+            if candidate.salience > margin * best { (bestLag, best) = candidate }
+        }
+        // 1c) The shown tempo, at its fine peak, stays when it is as salient (the coarse grid
+        //     can miss its peak while another, unrelated period edges ahead for an estimate).
+        if agreedBpm > 0 {
+            let shown = finePeak(near: Float(60 * frameRateHz) / agreedBpm)
+            if shown.salience >= best { (bestLag, best) = shown }
+        }
         // 2) Octave check: the double tempo (half lag), or else the half tempo (double lag).
         if bestLag / 2 >= low - 0.5 {
             if prefersFaster(ratio: doubleTempoRatio(bestLag), fasterLag: bestLag / 2, slowerLag: bestLag) { bestLag /= 2 }
@@ -243,6 +293,9 @@ struct TempoEstimator: ~Copyable {
         // 3) Confidence: the salience of the chosen period.
         let chosen = salience(bestLag)
         doubleTempoEvidence = bestLag / 2 >= low - 0.5 ? doubleTempoRatio(bestLag) : 0
+        let halfRatio = doubleTempoRatio(bestLag * 2)
+        halfTempoEvidence = max(halfRatio, latestHalfRatio)
+        latestHalfRatio = halfRatio
         confidence = clampUnit(chosen)
         guard chosen >= minimumConfidence, bestLag > 0 else { return 0 }
         let bpm = Float(60 * frameRateHz) / bestLag
@@ -271,6 +324,8 @@ struct TempoEstimator: ~Copyable {
         var estimate = rawEstimate
         // After the beat grid raised the octave, estimates of half the tempo count as the tempo.
         if octaveRaised && agreedBpm > 0 && abs(2 * estimate - agreedBpm) <= Self.agreementBpm { estimate *= 2 }
+        // After it lowered the octave, estimates of double the tempo count as the tempo.
+        if octaveLowered && agreedBpm > 0 && abs(0.5 * estimate - agreedBpm) <= Self.agreementBpm { estimate *= 0.5 }
         recent = (estimate, recent.0, recent.1)
         // The agreeing pair (newest first), if any.
         var agreed: Float = 0
@@ -305,11 +360,27 @@ struct TempoEstimator: ~Copyable {
     @_noLocks
     mutating func adoptDoubleTempo() {
         let doubled = 2 * agreedBpm
-        guard agreedBpm > 0, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5 else { return }
+        guard agreedBpm > 0, !octaveLowered, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5 else { return }
         agreedBpm = doubled
         recent = (doubled, doubled, recent.0 > 0 ? 2 * recent.0 : 0)
         divergentCount = 0
         octaveRaised = true
+    }
+
+    /// Adopts half the agreed tempo (the beat tracker found every other beat of its grid nearly
+    /// empty) when both octaves lie in the preferred range — the range breaks the tie otherwise
+    /// (half-time trap at 140 leaves every other beat empty too, and 70 is not preferred).
+    /// Real-time safe.
+    @_noLocks
+    mutating func adoptHalfTempo() {
+        guard agreedBpm > 0, !octaveRaised, !octaveLowered, halfTempoEvidence < Self.halfTempoMaximumRatio else { return }
+        let lag = Float(60 * frameRateHz) / agreedBpm
+        guard Double(lag) >= preferredMinimumLag, Double(2 * lag) <= preferredMaximumLag else { return }
+        let halved = 0.5 * agreedBpm
+        agreedBpm = halved
+        recent = (halved, halved, 0.5 * recent.0)
+        divergentCount = 0
+        octaveLowered = true
     }
 
     /// The normalised autocorrelation per lag (inspection; allocates).
@@ -327,7 +398,10 @@ struct TempoEstimator: ~Copyable {
         agreedBpm = 0
         confidence = 0
         doubleTempoEvidence = 0
+        halfTempoEvidence = 0
+        latestHalfRatio = 0
         octaveRaised = false
+        octaveLowered = false
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
     }
