@@ -3,12 +3,17 @@ import SpectrumDSP
 import SpectrumTestSupport
 
 /// Cost of one hop of the analysis, split the way a host sees it: taking in the hop's samples
-/// (history, bass decimation, peak) and the analysis that runs when the hop completes. Each
-/// hop is fed as `hop − 1` samples then 1 sample, so the second call is exactly one analysis.
+/// (history, bass decimation, peak) and the two points where the analysis runs — the spectrum
+/// point (`spectrumLeadFrames` before the hop's end: spectrum and rhythm) and the hop's end
+/// (level, waveform, tuner; the frame completes). Each point is reached by a call that feeds
+/// exactly one sample, so that call is the point's cost.
 enum HopCost {
     struct Result {
         var intake: Statistics
-        var analysis: Statistics
+        var spectrumPoint: Statistics
+        var framePoint: Statistics
+        /// Per hop: intake + both points.
+        var whole: Statistics
     }
 
     static func measure(configuration: AnalysisConfiguration, sampleRateHz: Double, hops: Int) throws -> Result {
@@ -16,31 +21,40 @@ enum HopCost {
         // Noise plus a 220 Hz tone, so the tuner finds a pitch.
         let signal = zip(TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.1),
                          TestSignals.sine(frequencyHz: 220, sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.4)).map { $0 + $1 }
-        let hop = analyzer.hopFrames
-        var intake = [Double](), analysis = [Double]()
+        let hop = analyzer.hopFrames, lead = analyzer.spectrumLeadFrames
+        precondition(lead >= 2, "the hop is too short to separate the points")
+        var intake = [Double](), spectrumPoint = [Double](), framePoint = [Double]()
         intake.reserveCapacity(hops)
-        analysis.reserveCapacity(hops)
+        spectrumPoint.reserveCapacity(hops)
+        framePoint.reserveCapacity(hops)
         signal.withUnsafeBufferPointer { samples in
             var position = 0
+            /// Feeds `count` samples (one call) and returns its duration in µs.
+            func feed(_ count: Int) -> (microseconds: Double, completed: Bool) {
+                let start = nowNanoseconds()
+                let step = analyzer.consume(samples.baseAddress! + position, frameCount: count)
+                let end = nowNanoseconds()
+                precondition(step.consumed == count)
+                position += count
+                return (Double(end - start) / 1000, step.frameCompleted)
+            }
             for index in 0..<(hops + 200) {
                 if position + hop > samples.count { position = 0 }
-                let start = nowNanoseconds()
-                let first = analyzer.consume(samples.baseAddress! + position, frameCount: hop - 1)
-                let middle = nowNanoseconds()
-                let last = analyzer.consume(samples.baseAddress! + position + hop - 1, frameCount: 1)
-                let end = nowNanoseconds()
-                precondition(!first.frameCompleted && last.frameCompleted)
-                position += hop
+                let before = feed(hop - lead - 1), spectrum = feed(1), between = feed(lead - 1), end = feed(1)
+                precondition(!before.completed && !spectrum.completed && !between.completed && end.completed)
                 guard index >= 200 else { continue } // warm-up
-                intake.append(Double(middle - start) / 1000)
-                analysis.append(Double(end - middle) / 1000)
+                intake.append(before.microseconds + between.microseconds)
+                spectrumPoint.append(spectrum.microseconds)
+                framePoint.append(end.microseconds)
             }
         }
-        return Result(intake: Statistics(samples: intake), analysis: Statistics(samples: analysis))
+        let whole = (0..<intake.count).map { intake[$0] + spectrumPoint[$0] + framePoint[$0] }
+        return Result(intake: Statistics(samples: intake), spectrumPoint: Statistics(samples: spectrumPoint),
+                      framePoint: Statistics(samples: framePoint), whole: Statistics(samples: whole))
     }
 
-    /// Markdown rows: per sample rate, the spectrum stage alone (tuner off), the tuner's
-    /// share, and the whole hop.
+    /// Markdown rows: per sample rate, the spectrum stage alone (tuner and rhythm off), the
+    /// rhythm's and the tuner's shares, each point of the full analysis, and the whole hop.
     static func table(hops: Int) throws -> String {
         var rows = ["| rate | part | hops | mean µs | p50 µs | p99 µs | max µs | mean, % of one core |",
                     "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -54,18 +68,20 @@ enum HopCost {
             let plain = try measure(configuration: spectrumOnly, sampleRateHz: sampleRateHz, hops: hops)
             let rhythm = try measure(configuration: withoutPitch, sampleRateHz: sampleRateHz, hops: hops)
             let full = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops)
-            let whole = Statistics(samples: zip(full.intake.samples, full.analysis.samples).map { $0 + $1 })
             func row(_ part: String, _ statistics: Statistics, percentiles: Bool = true) -> String {
                 let dash = "–"
                 return "| \(format(sampleRateHz / 1000, 1)) kHz | \(part) | \(hops) | \(format(statistics.mean)) | "
                     + (percentiles ? "\(format(statistics.percentile(0.5))) | \(format(statistics.percentile(0.99))) | \(format(statistics.maximum))" : "\(dash) | \(dash) | \(dash)")
                     + " | \(format(100 * statistics.mean / hopMicroseconds, 3)) % |"
             }
-            rows.append(row("spectrum stage: window, 2 FFTs, bands, dB, auto-level, smoothing, level, waveform (tuner and rhythm off)", plain.analysis))
-            rows.append(row("onsets, tempo, beats (mean difference, rhythm on − off)", Statistics(samples: [rhythm.analysis.mean - plain.analysis.mean]), percentiles: false))
-            rows.append(row("tuner (mean difference, tuner on − off)", Statistics(samples: [full.analysis.mean - rhythm.analysis.mean]), percentiles: false))
+            let spectrumStage = Statistics(samples: zip(plain.spectrumPoint.samples, plain.framePoint.samples).map { $0 + $1 })
+            rows.append(row("spectrum stage: window, 2 FFTs, bands, dB, auto-level, smoothing, level, waveform (tuner and rhythm off)", spectrumStage))
+            rows.append(row("onsets, tempo, beats (mean difference, rhythm on − off)", Statistics(samples: [rhythm.spectrumPoint.mean - plain.spectrumPoint.mean]), percentiles: false))
+            rows.append(row("tuner (mean difference, tuner on − off)", Statistics(samples: [full.framePoint.mean - rhythm.framePoint.mean]), percentiles: false))
             rows.append(row("sample intake: history, bass decimation, peak", full.intake))
-            rows.append(row("**whole hop** (intake + all analyses)", whole))
+            rows.append(row("all analyses, at the spectrum point (spectrum, onsets, tempo, beats)", full.spectrumPoint))
+            rows.append(row("all analyses, at the hop's end (level, waveform, tuner)", full.framePoint))
+            rows.append(row("**whole hop** (intake + all analyses)", full.whole))
         }
         return rows.joined(separator: "\n")
     }

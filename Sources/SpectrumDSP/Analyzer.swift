@@ -48,13 +48,13 @@ public struct Analyzer: ~Copyable {
     public private(set) var beatEventCount: UInt64 = 0
     private let latestFrame: UnsafeMutablePointer<AnalysisFrame>
     private var framesUntilHop: Int
-    /// Frames before each hop's end at which the tuner runs, on the window ending there (an
-    /// eighth of a hop, 100 frames at 48 kHz): a host calling with short blocks (a JACK period
-    /// of 64 frames) then never runs the tuner and the rest of the hop in the same block.
-    public let tunerLeadFrames: Int
-    private var framesUntilTuner: Int
-    /// The tuner's reading for the frame of the hop in progress.
-    private var pitchForFrame = PitchReading.none
+    /// Frames before each hop's end at which the spectrum and rhythm stages run, on the samples
+    /// up to there (an eighth of a hop, 100 frames at 48 kHz); the level, waveform and tuner run
+    /// at the hop's end, where the frame completes. A host calling with short blocks (a JACK
+    /// period of 64 frames) thus never pays for the whole hop in one block, and no latency is
+    /// added: the bands are 2 ms older than the frame, the tuner and level are not.
+    public let spectrumLeadFrames: Int
+    private var framesUntilSpectrum: Int
     /// Samples consumed since the start (or the last `reset`): the stream position of the next sample.
     public private(set) var streamFrame: Int64 = 0
     /// NaN or infinite input samples replaced by silence since the start (a real-time anomaly
@@ -92,8 +92,8 @@ public struct Analyzer: ~Copyable {
         self.configuration = configuration
         self.sampleRateHz = sampleRateHz
         self.hopFrames = hopFrames
-        tunerLeadFrames = hopFrames / 8
-        framesUntilTuner = hopFrames - tunerLeadFrames
+        spectrumLeadFrames = hopFrames / 8
+        framesUntilSpectrum = hopFrames - spectrumLeadFrames
         let hopSeconds = Double(hopFrames) / sampleRateHz
 
         // Main path: the newest window of the full-rate signal (long enough for the tuner too).
@@ -144,7 +144,8 @@ public struct Analyzer: ~Copyable {
         autoLevel = AutoLevel(configuration: configuration.autoLevel, hopSeconds: hopSeconds)
         ballistics = BandBallistics(bandCount: bandCount, configuration: configuration.ballistics, hopSeconds: hopSeconds)
         levelMeter = LevelMeter(configuration: configuration.level)
-        pitchTracker = PitchTracker(referenceHz: configuration.pitch.referenceHz)
+        pitchTracker = PitchTracker(referenceHz: configuration.pitch.referenceHz,
+                                    windowHops: (pitchDetector.windowFrames + hopFrames - 1) / hopFrames)
         latestFrame = .allocate(capacity: 1)
         latestFrame.initialize(to: AnalysisFrame())
         latestFrame.pointee.bandCount = bandCount
@@ -158,7 +159,7 @@ public struct Analyzer: ~Copyable {
     /// Hosts call it in a loop until the block is used up. Real-time safe.
     @_noLocks
     public mutating func consume(_ samples: UnsafePointer<Float>, frameCount: Int) -> (consumed: Int, frameCompleted: Bool) {
-        let run = min(min(frameCount, framesUntilHop), framesUntilTuner)
+        let run = min(min(frameCount, framesUntilHop), framesUntilSpectrum)
         let previousControl = _unsafePerformance { spectrum_denormals_disable() }
         for offset in 0..<run {
             var sample = samples[offset]
@@ -171,23 +172,23 @@ public struct Analyzer: ~Copyable {
             levelMeter.observe(sample)
         }
         framesUntilHop -= run
-        framesUntilTuner -= run
+        framesUntilSpectrum -= run
         streamFrame += Int64(run)
-        if framesUntilTuner == 0 {
-            // 7) Pitch: raw estimate, then median-of-three tracking, for the coming frame.
-            if pitchEnabled { pitchForFrame = pitchTracker.update(pitchDetector.detect(history: history)) }
-            framesUntilTuner = hopFrames
-        }
-        let completed = framesUntilHop == 0
-        if completed {
-            analyseHop()
-            framesUntilHop = hopFrames
+        if framesUntilSpectrum == 0 {
+            analyseSpectrum()
+            if rhythmEnabled { analyseRhythm() }
+            framesUntilSpectrum = hopFrames
         } else if rhythmEnabled {
             let beat = beatTracker.takeDueBeat(streamFrame: streamFrame)
             if beat.isBeat {
                 beatForFrame = beat
                 recordBeatEvent(beat)
             }
+        }
+        let completed = framesUntilHop == 0
+        if completed {
+            completeFrame()
+            framesUntilHop = hopFrames
         }
         _unsafePerformance { spectrum_denormals_restore(previousControl) }
         return (run, completed)
@@ -230,8 +231,9 @@ public struct Analyzer: ~Copyable {
         }
     }
 
+    /// Stages 1–5, `spectrumLeadFrames` before the hop's end.
     @_noLocks
-    private mutating func analyseHop() {
+    private mutating func analyseSpectrum() {
         let bandCount = bandMap.bandCount
         // 1) Window + FFT + power, for the main and the bass window.
         mainSpectrum.compute(from: history, into: combinedPower.base)
@@ -252,26 +254,37 @@ public struct Analyzer: ~Copyable {
         }
         // 5) Smoothing and peak-hold.
         ballistics.update(targets: normalisedBands.base)
-        // 6) The frame: bands, peaks, level, waveform.
-        latestFrame.pointee.streamFrame = streamFrame
         for band in 0..<bandCount {
             latestFrame.pointee.bands[band] = ballistics.smoothed[band]
             latestFrame.pointee.peaks[band] = ballistics.peaks[band]
         }
+    }
+
+    /// Stages 6–7 at the hop's end: level, waveform, pitch, the beat phase; the frame is complete.
+    @_noLocks
+    private mutating func completeFrame() {
+        // 6) Level and waveform of the window ending now.
+        latestFrame.pointee.streamFrame = streamFrame
         latestFrame.pointee.level = levelMeter.read(history: history, windowFrames: mainSpectrum.windowFrames)
         let windowFrames = mainSpectrum.windowFrames
-        // 7) Pitch, from the tuner's run `tunerLeadFrames` ago (see `consume`).
-        if pitchEnabled { latestFrame.pointee.pitch = pitchForFrame }
         let pointCount = latestFrame.pointee.waveform.count
         for point in 0..<pointCount {
             latestFrame.pointee.waveform[point] = history.latest(windowFrames, at: point * windowFrames / pointCount)
         }
-        if rhythmEnabled { analyseRhythm() }
+        // 7) Pitch: raw estimate, then median-of-three tracking.
+        if pitchEnabled { latestFrame.pointee.pitch = pitchTracker.update(pitchDetector.detect(history: history)) }
+        // The hop's beat (the last, if several), and the phase now.
+        if rhythmEnabled {
+            latestFrame.pointee.beat = beatForFrame
+            beatForFrame = .none
+            if latestFrame.pointee.tempo.bpm > 0 { latestFrame.pointee.tempo.phase = beatTracker.phase(atStreamFrame: streamFrame) }
+        }
     }
 
     @_noLocks
     private mutating func analyseRhythm() {
-        // 8) Onsets: weighted log-power flux of the main spectrum, adaptive threshold, exact time.
+        // 8) Onsets: weighted log-power flux of the main spectrum, adaptive threshold, exact time
+        //    (`streamFrame` is the stage's position, `spectrumLeadFrames` before the hop's end).
         let onset = onsetDetector.detect(power: combinedPower.base, history: history, hopEndFrame: streamFrame)
         latestFrame.pointee.onset = OnsetReading(strength: onset.eventStrength, timeFrames: onset.eventStrength > 0 ? onset.timeFrames : 0)
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
@@ -285,11 +298,8 @@ public struct Analyzer: ~Copyable {
         latestFrame.pointee.tempo = TempoReading(bpm: beat.bpm, confidence: tempoEstimator.confidence, phase: beat.phase)
         if beat.beat.isBeat {
             recordBeatEvent(beat.beat)
-            latestFrame.pointee.beat = beat.beat
-        } else {
-            latestFrame.pointee.beat = beatForFrame
+            beatForFrame = beat.beat
         }
-        beatForFrame = .none
     }
 
     @_noLocks
@@ -321,7 +331,6 @@ public struct Analyzer: ~Copyable {
         levelMeter.reset()
         pitchTracker.reset()
         pitchDetector.reset()
-        pitchForFrame = .none
         latestFrame.pointee.pitch = .none
         onsetDetector.reset()
         tempoEstimator.reset()
@@ -332,7 +341,7 @@ public struct Analyzer: ~Copyable {
         latestFrame.pointee.beat = .none
         bandDecibels.fill(with: realtimeDecibelsFromPower(0))
         framesUntilHop = hopFrames
-        framesUntilTuner = hopFrames - tunerLeadFrames
+        framesUntilSpectrum = hopFrames - spectrumLeadFrames
         streamFrame = 0
         nonFiniteSampleCount = 0
     }

@@ -168,10 +168,17 @@ struct BeatTracker {
             seenGeneration = generation
         }
         let beat = takeDueBeat(streamFrame: hopEndFrame)
-        let position = (now + leadFrames - anchorFrame) / periodFrames
-        let phase = Float(position - realtimeFloor(position))
         let bpm = Float(60 * sampleRateHz / periodFrames)
-        return (bpm.isFinite ? bpm : 0, clampUnit(phase), beat)
+        return (bpm.isFinite ? bpm : 0, phase(atStreamFrame: hopEndFrame), beat)
+    }
+
+    /// Position within the beat at `streamFrame` (plus the lead time), 0..1; 0 while unlocked.
+    /// Real-time safe.
+    @_noLocks
+    func phase(atStreamFrame streamFrame: Int64) -> Float {
+        guard isLocked, periodFrames > 0 else { return 0 }
+        let position = (Double(streamFrame) + leadFrames - anchorFrame) / periodFrames
+        return clampUnit(Float(position - realtimeFloor(position)))
     }
 
     /// The beat whose (early, by the lead time) report time has passed by `streamFrame`, if the
