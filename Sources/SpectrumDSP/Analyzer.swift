@@ -144,8 +144,7 @@ public struct Analyzer: ~Copyable {
         autoLevel = AutoLevel(configuration: configuration.autoLevel, hopSeconds: hopSeconds)
         ballistics = BandBallistics(bandCount: bandCount, configuration: configuration.ballistics, hopSeconds: hopSeconds)
         levelMeter = LevelMeter(configuration: configuration.level)
-        pitchTracker = PitchTracker(referenceHz: configuration.pitch.referenceHz,
-                                    windowHops: (pitchDetector.windowFrames + hopFrames - 1) / hopFrames)
+        pitchTracker = PitchTracker(referenceHz: configuration.pitch.referenceHz)
         latestFrame = .allocate(capacity: 1)
         latestFrame.initialize(to: AnalysisFrame())
         latestFrame.pointee.bandCount = bandCount

@@ -8,21 +8,12 @@ struct PitchTracker {
     /// The last three raw frequencies, newest first (0 = unvoiced).
     private var recent: (Float, Float, Float) = (0, 0, 0)
     private var recentConfidence: (Float, Float, Float) = (0, 0, 0)
-    /// The pitch before the last flush (0 = none), and estimates since: for as long as the
-    /// detector's window still holds that note's tail and already the next note, it repeats at
-    /// a common sub-multiple of both (legato G3 → D4 reads G2 for two hops), which must not be
-    /// shown as a note.
-    private var flushedFrequencyHz: Float = 0
-    private var estimatesSinceFlush = 0
-    /// Hops the detector's window spans: how long a mixed window can last.
-    private let windowHops: Int
 
     /// Confidence at which one estimate is enough to show a note (otherwise two of three).
-    static var immediateConfidence: Float { 0.95 }
+    static let immediateConfidence: Float = 0.95
 
-    init(referenceHz: Double, windowHops: Int) {
+    init(referenceHz: Double) {
         self.referenceHz = Float(referenceHz)
-        self.windowHops = windowHops
     }
 
     @_noLocks
@@ -33,11 +24,8 @@ struct PitchTracker {
             if previous > 0 && abs(semitones(raw.frequencyHz / previous)) > 1 {
                 recent = (0, 0, 0)
                 recentConfidence = (0, 0, 0)
-                flushedFrequencyHz = previous
-                estimatesSinceFlush = 0
             }
         }
-        estimatesSinceFlush = min(estimatesSinceFlush + 1, windowHops)
         recent = (raw.frequencyHz, recent.0, recent.1)
         recentConfidence = (raw.confidence, recentConfidence.0, recentConfidence.1)
 
@@ -56,8 +44,6 @@ struct PitchTracker {
             let product = (recent.0 > 0 ? recent.0 : 1) * (recent.1 > 0 ? recent.1 : 1) * (recent.2 > 0 ? recent.2 : 1)
             frequencyHz = realtimeSquareRoot(product)
         }
-        if estimatesSinceFlush < windowHops && recentConfidence.0 < Self.immediateConfidence
-            && isSubMultiple(frequencyHz, of: flushedFrequencyHz) { return .none }
         let confidence = max(recentConfidence.0, max(recentConfidence.1, recentConfidence.2))
         let midi = 69 + semitones(frequencyHz / referenceHz)
         guard midi.isFinite, midi >= 0, midi < 127.5 else { return .none }
@@ -70,16 +56,6 @@ struct PitchTracker {
     mutating func reset() {
         recent = (0, 0, 0)
         recentConfidence = (0, 0, 0)
-        flushedFrequencyHz = 0
-        estimatesSinceFlush = 0
-    }
-
-    /// `frequencyHz` ≈ `referenceHz` / k for k = 2 … 4, within a quarter of a semitone.
-    @_noLocks
-    private func isSubMultiple(_ frequencyHz: Float, of referenceHz: Float) -> Bool {
-        guard referenceHz > 0 else { return false }
-        for divisor in 2...4 where abs(semitones(frequencyHz * Float(divisor) / referenceHz)) < 0.25 { return true }
-        return false
     }
 
     @inline(__always) @_noLocks
