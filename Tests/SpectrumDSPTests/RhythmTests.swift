@@ -245,6 +245,17 @@ import SpectrumTestSupport
         #expect(frames.allSatisfy { $0.onset == .none && $0.tempo == .none && $0.beat == .none })
     }
 
+    /// The BPM range is the user's: a groove faster than its maximum reads at half tempo, never
+    /// above the range (the searches may end up to half a lag beyond its edge).
+    @Test(arguments: [182.0, 183.0, 185.0])
+    func aTempoAboveTheRangeReadsAtHalfTempo(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.rock, segments: [(bpm, 10)], sampleRateHz: 48_000)
+        let frames = try Self.frames(signal)
+        let maximum = AnalysisConfiguration().rhythm.maximumBpm
+        #expect(frames.allSatisfy { Double($0.tempo.bpm) <= maximum * 1.011 }, "a tempo above \(maximum) BPM: \(frames.map(\.tempo.bpm).max() ?? 0)")
+        #expect(frames.suffix(60).allSatisfy { abs(Double($0.tempo.bpm) - bpm / 2) <= 1 }, "\(frames.last!.tempo.bpm) for \(bpm) BPM")
+    }
+
     @Test func badRhythmSettingsAreRejected() {
         var narrow = AnalysisConfiguration()
         narrow.rhythm.minimumBpm = 100

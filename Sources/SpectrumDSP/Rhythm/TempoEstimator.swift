@@ -104,6 +104,12 @@ struct TempoEstimator: ~Copyable {
     /// Triple check: the tempo 3/2 of another wins at this share of its salience (the
     /// dotted-quarter pulse of a busy pattern is nearly as periodic as its beat).
     static var tripleFasterShare: Float { 0.9 }
+    /// The shown tempo stays while its salience is at least this share of the best period's
+    /// (hysteresis: another period must be clearly better to take over).
+    static var shownTempoShare: Float { 0.9 }
+    /// How far (as a lag ratio) an estimate may lie outside the BPM range before it is read at
+    /// the in-range octave: 1 %, so a tempo at the range's edge stays.
+    static var rangeTolerance: Double { 0.99 }
     static var warmUpSeconds: Double { 1.0 }
 
     init(configuration: RhythmConfiguration, frameRateHz: Double) {
@@ -282,7 +288,7 @@ struct TempoEstimator: ~Copyable {
         //     can miss its peak while another, unrelated period edges ahead for an estimate).
         if agreedBpm > 0 {
             let shown = finePeak(near: Float(60 * frameRateHz) / agreedBpm)
-            if shown.salience >= best { (bestLag, best) = shown }
+            if shown.salience >= Self.shownTempoShare * best { (bestLag, best) = shown }
         }
         // 2) Octave check: the double tempo (half lag), or else the half tempo (double lag).
         if bestLag / 2 >= low - 0.5 {
@@ -298,6 +304,10 @@ struct TempoEstimator: ~Copyable {
         latestHalfRatio = halfRatio
         confidence = clampUnit(chosen)
         guard chosen >= minimumConfidence, bestLag > 0 else { return 0 }
+        // The BPM range is the user's: the searches above may end up to half a lag beyond it
+        // (a fine peak at its edge), which reads in range at the other octave (185 → 92.5).
+        while Double(bestLag) < minimumLag * Self.rangeTolerance { bestLag *= 2 }
+        while Double(bestLag) > maximumLag / Self.rangeTolerance && Double(bestLag / 2) >= minimumLag { bestLag /= 2 }
         let bpm = Float(60 * frameRateHz) / bestLag
         return bpm.isFinite ? bpm : 0
     }
