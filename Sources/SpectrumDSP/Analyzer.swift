@@ -153,9 +153,9 @@ public struct Analyzer: ~Copyable {
 
     deinit { latestFrame.deallocate() }
 
-    /// Feeds mono samples up to the end of the current hop and returns how many it took
-    /// (≤ `frameCount`) and whether that completed a frame, now readable at `frame`.
-    /// Hosts call it in a loop until the block is used up. Real-time safe.
+    /// Feeds mono samples up to the next analysis point (the spectrum point or the hop's end)
+    /// and returns how many it took (≤ `frameCount`) and whether that completed a frame, now
+    /// readable at `frame`. Hosts call it in a loop until the block is used up. Real-time safe.
     @_noLocks
     public mutating func consume(_ samples: UnsafePointer<Float>, frameCount: Int) -> (consumed: Int, frameCompleted: Bool) {
         let run = min(min(frameCount, framesUntilHop), framesUntilSpectrum)
@@ -193,7 +193,8 @@ public struct Analyzer: ~Copyable {
         return (run, completed)
     }
 
-    /// The latest completed frame. Overwritten by the next completed hop.
+    /// The latest completed frame. Read it when `consume` reports it complete: the next hop's
+    /// spectrum point already overwrites its bands and rhythm fields.
     public var frame: UnsafePointer<AnalysisFrame> {
         @_noLocks get { UnsafePointer(latestFrame) }
     }
