@@ -86,8 +86,8 @@ struct BeatTracker {
         if isLocked {
             // A grid seeded on the off-beat (e.g. on a drumless intro's bass line) moves to the
             // beat when the upper band clearly prefers it.
-            let onBeat = upperBandSupport(anchor: anchorFrame, period: periodFrames, now: timeFrames)
-            let offBeat = upperBandSupport(anchor: anchorFrame + 0.5 * periodFrames, period: periodFrames, now: timeFrames)
+            let onBeat = gridSupport(anchor: anchorFrame, period: periodFrames, now: timeFrames, upperBandOnly: true)
+            let offBeat = gridSupport(anchor: anchorFrame + 0.5 * periodFrames, period: periodFrames, now: timeFrames, upperBandOnly: true)
             if offBeat > Self.phaseSwitchRatio * onBeat { anchorFrame += 0.5 * periodFrames }
             refit(now: timeFrames)
             suggestsDoubleTempo = offBeatsAreStrong(now: timeFrames)
@@ -215,16 +215,7 @@ struct BeatTracker {
         for candidate in 0..<onsetCount {
             let anchor = onsetTimes[candidate]
             guard now - anchor <= phaseSearchFrames else { continue }
-            var score = 0.0
-            for other in 0..<onsetCount {
-                let time = onsetTimes[other]
-                guard now - time <= phaseSearchFrames else { continue }
-                let beats = (time - anchor) / period
-                let deviation = abs(beats - realtimeRound(beats))
-                if deviation <= Self.matchTolerance {
-                    score += Double(0.25 + onsetStrengths[other]) * (1 - deviation / Self.matchTolerance)
-                }
-            }
+            let score = gridSupport(anchor: anchor, period: period, now: now, upperBandOnly: false)
             if score > bestScore {
                 bestScore = score
                 bestAnchor = anchor
@@ -234,8 +225,8 @@ struct BeatTracker {
         // 1b) Beat or off-beat: the grid half a beat later wins if the upper band (snares, claps,
         //     kick clicks; not the bass notes) supports it more. Off-beat bass lines and open
         //     hats otherwise pull four-on-the-floor grids onto the off-beat.
-        let onBeat = upperBandSupport(anchor: bestAnchor, period: period, now: now)
-        let offBeat = upperBandSupport(anchor: bestAnchor + 0.5 * period, period: period, now: now)
+        let onBeat = gridSupport(anchor: bestAnchor, period: period, now: now, upperBandOnly: true)
+        let offBeat = gridSupport(anchor: bestAnchor + 0.5 * period, period: period, now: now, upperBandOnly: true)
         if offBeat > onBeat { anchorFrame = bestAnchor + 0.5 * period }
         isLocked = true
         suggestsDoubleTempo = false
@@ -250,10 +241,11 @@ struct BeatTracker {
         }
     }
 
-    /// Onset support of a grid over the last `phaseSearchSeconds`, each onset counted by its
-    /// share of flux above the bass band (`1 − bassShare`).
+    /// Onset support of a grid over the last `phaseSearchSeconds`: each onset near a grid point
+    /// counts by its strength and closeness, and with `upperBandOnly` by its share of flux above
+    /// the bass band (`1 − bassShare`: snares and clicks, not bass notes).
     @_noLocks
-    private func upperBandSupport(anchor: Double, period: Double, now: Double) -> Double {
+    private func gridSupport(anchor: Double, period: Double, now: Double, upperBandOnly: Bool) -> Double {
         var support = 0.0
         for slot in 0..<onsetCount {
             let time = onsetTimes[slot]
@@ -261,7 +253,8 @@ struct BeatTracker {
             let beats = (time - anchor) / period
             let deviation = abs(beats - realtimeRound(beats))
             if deviation <= Self.matchTolerance {
-                support += Double(0.25 + onsetStrengths[slot]) * Double(1 - onsetBassShares[slot]) * (1 - deviation / Self.matchTolerance)
+                let share = upperBandOnly ? Double(1 - onsetBassShares[slot]) : 1
+                support += Double(0.25 + onsetStrengths[slot]) * share * (1 - deviation / Self.matchTolerance)
             }
         }
         return support
