@@ -50,6 +50,8 @@ struct PitchDetector: ~Copyable {
     /// `spectrum`-sized slots, for the fundamental's phase advance.
     private let pastSpectra: UnsafeMutablePointer<fftwf_complex>
     private var pastSpectrumIndex = 0
+    /// The autocorrelation's frequency of the hop each slot of `pastSpectra` belongs to.
+    private let pastFrequencies: RealtimeBuffer
     /// Consecutive hops stored in `pastSpectra` (a gated hop stores none and breaks the run).
     private var storedSpectra = 0
     /// Hops between the two spectra compared: ~50 ms, so the phase advance is unambiguous for
@@ -119,6 +121,7 @@ struct PitchDetector: ~Copyable {
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         pastSpectra = fftwf_alloc_complex((size / 2 + 1) * (phaseSpanHops + 1))
         pastSpectra.initialize(repeating: (0, 0), count: (size / 2 + 1) * (phaseSpanHops + 1))
+        pastFrequencies = RealtimeBuffer(count: phaseSpanHops + 1)
         corrections = RealtimeBuffer(count: Self.correctionCount)
     }
 
@@ -253,6 +256,7 @@ struct PitchDetector: ~Copyable {
     ///    piano's stretched upper partials pull it sharp; the fundamental does not.
     @_noLocks
     private mutating func refined(_ frequencyHz: Float) -> Float {
+        pastFrequencies[pastSpectrumIndex] = frequencyHz
         let previous = previousFrequencyHz
         previousFrequencyHz = frequencyHz
         if previous <= 0 || abs(frequencyHz / previous - 1) > 0.06 { correctionsStored = 0 }
@@ -297,8 +301,12 @@ struct PitchDetector: ~Copyable {
         var deviation = advance - expected
         deviation -= 2 * Float.pi * _unsafePerformance { rintf(deviation / (2 * Float.pi)) }
         let measuredHz = (Float(peakBin) / Float(fftSize) + deviation / (2 * Float.pi * phaseSpanFrames)) * sampleRateHz
-        guard measuredHz > 0 else { return nil }
-        let cents = 1200 * _unsafePerformance { log2f(measuredHz / frequencyHz) }
+        // The phase advance measures the span between the two windows, so it is compared with
+        // the autocorrelation over the same span (the mean, in cents, of its two ends): a
+        // vibrato's movement over the span is then not mistaken for the partials' bias.
+        let spanFrequencyHz = realtimeSquareRoot(frequencyHz * pastFrequencies[(pastSpectrumIndex + 1) % (phaseSpanHops + 1)])
+        guard measuredHz > 0, spanFrequencyHz > 0 else { return nil }
+        let cents = 1200 * _unsafePerformance { log2f(measuredHz / spanFrequencyHz) }
         return abs(cents) < Self.refinementLimitCents ? cents : nil
     }
 
