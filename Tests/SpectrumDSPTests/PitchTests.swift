@@ -136,6 +136,25 @@ import SpectrumTestSupport
         }
     }
 
+    /// An organ stop with a quint (a 2⅔' mutation: partials at 3/2·f and 9/2·f besides the
+    /// note's own) repeats at half the note's frequency, where it has no partial at all. The
+    /// tuner reads the note, not the octave below; the missing-fundamental tones of
+    /// `harmonicTonesHaveNoOctaveErrors` (odd partials a third of the energy) still read low.
+    @Test(arguments: sampleRates)
+    func aQuintMutationDoesNotReadAnOctaveLow(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        // Harmonics of f/2: the note's partials at 2, 4, 6, 8, the quint's at 3 and 9 (11 % of
+        // the energy: r at the note's period is ~0.78 of r at twice it).
+        let amplitudes = [0, 0.3, 0.12, 0.15, 0, 0.1, 0, 0.075, 0.04]
+        for note in [48, 60, 72, 84, 96] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let signal = TestSignals.harmonicTone(fundamentalHz: frequencyHz / 2, harmonicAmplitudes: amplitudes, sampleRateHz: sampleRateHz, seconds: 0.4)
+            let reading = Self.reading(&analyzer, signal)
+            #expect(reading.noteNumber == Int32(note), "MIDI \(note) at \(sampleRateHz) Hz: got \(reading.noteNumber)")
+            #expect(abs(Self.centsError(reading, expectedHz: frequencyHz)) < 1, "MIDI \(note): \(reading.frequencyHz) Hz")
+        }
+    }
+
     /// A piano's partials are stretched (f_k = k·f·√(1 + B·k²)); autocorrelation follows all of
     /// them and reads sharp, the tuner refines on the first partial's phase.
     @Test(arguments: sampleRates)

@@ -63,6 +63,8 @@ struct PitchDetector: ~Copyable {
     private let corrections: RealtimeBuffer
     private var correctionIndex = 0
     private var correctionsStored = 0
+    /// Hann window over the pitch window, for the fundamental's power (step 5).
+    private let hannWindow: RealtimeBuffer
     /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
     private var previousFrequencyHz: Float = 0
     /// The last period chosen (0 = none), held against an octave jump up (step 5).
@@ -81,6 +83,14 @@ struct PitchDetector: ~Copyable {
     /// Window-energy rise over ~50 ms (+1.5 dB) that ends the hold: a new note's attack, so a
     /// melody's leap up an octave is not held down.
     static let octaveHoldReleaseRatio: Float = 1.4
+    /// r at half the chosen period, as a share of r at the period, from which the chosen
+    /// period's fundamental is looked for (step 5). Below it the odd partials of the chosen
+    /// pitch carry over a third of the energy: a missing-fundamental tone, not a mutation.
+    static let absentFundamentalHalfRatio: Float = 0.5
+    /// Power at the chosen pitch under this share of the power at twice it (−45 dB) counts as
+    /// no fundamental. Measured in the FluidR3 corpus: the octave-down readings of the church
+    /// organ's quint have −69 dB (median, p90 −54); real notes below 400 Hz never under −42.
+    static let absentFundamentalPowerRatio: Float = 3.2e-5
     /// Lowest pitch refined on its fundamental: below it the fundamental's spectral peak is too
     /// close to its neighbours for a clean phase in a 58 ms window.
     static let refinementMinimumHz: Float = 150
@@ -122,6 +132,10 @@ struct PitchDetector: ~Copyable {
         pastSpectra = fftwf_alloc_complex((size / 2 + 1) * (phaseSpanHops + 1))
         pastSpectra.initialize(repeating: (0, 0), count: (size / 2 + 1) * (phaseSpanHops + 1))
         pastFrequencies = RealtimeBuffer(count: phaseSpanHops + 1)
+        hannWindow = RealtimeBuffer(count: windowFrames)
+        for index in 0..<windowFrames {
+            hannWindow[index] = Float(0.5 - 0.5 * cos(2 * Double.pi * (Double(index) + 0.5) / Double(windowFrames)))
+        }
         corrections = RealtimeBuffer(count: Self.correctionCount)
     }
 
@@ -211,7 +225,13 @@ struct PitchDetector: ~Copyable {
             let curvature = before - 2 * peak + after
             let offset = curvature < 0 ? 0.5 * (before - after) / curvature : 0
             let top = peak - 0.25 * (before - after) * offset
-            let frequencyHz = sampleRateHz / (Float(chosen) + offset)
+            // Mutation check: a period whose own fundamental is absent, with little energy at
+            // its odd partials, is the octave below of a note plus a mutation (an organ's quint
+            // repeats at half the note's frequency): the note is at half the period, measured
+            // as half of this one (the wave repeats exactly here, not at the half).
+            let notesPerPeriod: Float = isMutationOctave(period: chosen, history: history, mean: mean) ? 2 : 1
+            let periodFrames = (Float(chosen) + offset) / notesPerPeriod
+            let frequencyHz = sampleRateHz / periodFrames
             // A sound that decays fast is a drum or a note ending, not something to tune; high
             // notes may decay faster (a piano's top octaves), proportionally to their pitch.
             if decaying {
@@ -219,7 +239,7 @@ struct PitchDetector: ~Copyable {
                 let allowedRatio = _unsafePerformance { powf(base, exponent) }
                 guard energy >= earlierEnergy * allowedRatio else { return unvoiced() }
             }
-            heldPeriodFrames = Float(chosen) + offset
+            heldPeriodFrames = periodFrames
             hopsSinceVoiced = 0
             return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1))
         }
@@ -239,6 +259,43 @@ struct PitchDetector: ~Copyable {
         guard height >= signedSquares[best - 1], height > signedSquares[best + 1],
               signedSquares[lag] < height * Self.octaveHoldRatio * Self.octaveHoldRatio else { return nil }
         return best
+    }
+
+    /// Whether `period` is the octave below of a note plus a mutation: r has a maximum near
+    /// half `period` that reaches `absentFundamentalHalfRatio` of r at `period`, and the window
+    /// (its `mean` removed) holds no partial at the frequency of `period` (power under
+    /// `absentFundamentalPowerRatio` of that at twice the frequency).
+    /// The two powers are Hann-windowed single-frequency DFTs of the window (~2.8 k complex
+    /// steps at 48 kHz), computed only when the correlation allows the octave above.
+    @_noLocks
+    private func isMutationOctave(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
+        let centre = period / 2, lowest = max(centre - 2, minimumLag)
+        guard centre + 2 > lowest else { return false }
+        var best = lowest
+        for candidate in (lowest + 1)...(centre + 2) where signedSquares[candidate] > signedSquares[best] { best = candidate }
+        let ratio = Self.absentFundamentalHalfRatio
+        guard signedSquares[best] >= signedSquares[best - 1], signedSquares[best] > signedSquares[best + 1],
+              signedSquares[best] >= signedSquares[period] * ratio * ratio else { return false }
+        // Power at the period's frequency and at twice it; the second phasor is the square of
+        // the first. Double: the rotation runs for thousands of steps.
+        let count = windowFrames
+        let angle = -2 * Double.pi / Double(period)
+        let stepReal = _unsafePerformance { cos(angle) }, stepImaginary = _unsafePerformance { sin(angle) }
+        var phasorReal = 1.0, phasorImaginary = 0.0
+        var fundamentalReal = 0.0, fundamentalImaginary = 0.0, octaveReal = 0.0, octaveImaginary = 0.0
+        for index in 0..<count {
+            let value = Double((history.latest(count, at: index) - mean) * hannWindow[index])
+            fundamentalReal += value * phasorReal
+            fundamentalImaginary += value * phasorImaginary
+            octaveReal += value * (phasorReal * phasorReal - phasorImaginary * phasorImaginary)
+            octaveImaginary += value * 2 * phasorReal * phasorImaginary
+            let real = phasorReal * stepReal - phasorImaginary * stepImaginary
+            phasorImaginary = phasorReal * stepImaginary + phasorImaginary * stepReal
+            phasorReal = real
+        }
+        let fundamentalPower = fundamentalReal * fundamentalReal + fundamentalImaginary * fundamentalImaginary
+        let octavePower = octaveReal * octaveReal + octaveImaginary * octaveImaginary
+        return fundamentalPower < octavePower * Double(Self.absentFundamentalPowerRatio)
     }
 
     /// No estimate this hop: the stored spectra and corrections no longer run on.
