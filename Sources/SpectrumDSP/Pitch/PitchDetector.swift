@@ -246,13 +246,14 @@ struct PitchDetector: ~Copyable {
         return unvoiced()
     }
 
-    /// The local maximum near twice `lag` when the held period is there (within a semitone)
-    /// and r at `lag` is below `octaveHoldRatio` of r there; nil otherwise. The search spans
-    /// ±5 lags: the half period's peak is itself a few lags off.
+    /// The local maximum near the held period when that is near twice `lag` (within a
+    /// semitone) and r at `lag` is below `octaveHoldRatio` of r there; nil otherwise. The
+    /// search spans ±5 lags about the held period, not about twice `lag`: the half period's
+    /// peak is itself a few lags off (steel G2: 248 for a held 487).
     @_noLocks
     private func heldOctave(of lag: Int) -> Int? {
-        let centre = 2 * lag
-        guard centre > 6, centre + 6 <= maximumLag, abs(heldPeriodFrames - Float(centre)) < 0.06 * Float(centre) else { return nil }
+        let centre = Int(heldPeriodFrames + 0.5)
+        guard centre > 6, centre + 6 <= maximumLag, abs(heldPeriodFrames - Float(2 * lag)) < 0.06 * Float(2 * lag) else { return nil }
         var best = centre - 5
         for candidate in (centre - 4)...(centre + 5) where signedSquares[candidate] > signedSquares[best] { best = candidate }
         let height = signedSquares[best]
@@ -265,8 +266,6 @@ struct PitchDetector: ~Copyable {
     /// half `period` that reaches `absentFundamentalHalfRatio` of r at `period`, and the window
     /// (its `mean` removed) holds no partial at the frequency of `period` (power under
     /// `absentFundamentalPowerRatio` of that at twice the frequency).
-    /// The two powers are Hann-windowed single-frequency DFTs of the window (~2.8 k complex
-    /// steps at 48 kHz), computed only when the correlation allows the octave above.
     @_noLocks
     private func isMutationOctave(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
         let centre = period / 2, lowest = max(centre - 2, minimumLag)
@@ -276,6 +275,14 @@ struct PitchDetector: ~Copyable {
         let ratio = Self.absentFundamentalHalfRatio
         guard signedSquares[best] >= signedSquares[best - 1], signedSquares[best] > signedSquares[best + 1],
               signedSquares[best] >= signedSquares[period] * ratio * ratio else { return false }
+        return fundamentalPowerRatio(period: period, history: history, mean: mean) < Self.absentFundamentalPowerRatio
+    }
+
+    /// The window's power at the frequency of `period` over its power at twice that
+    /// frequency: Hann-windowed single-frequency DFTs of the window (its `mean` removed), ~2.8 k
+    /// complex steps at 48 kHz, so only computed where the correlation leaves the octave open.
+    @_noLocks
+    private func fundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
         // Power at the period's frequency and at twice it; the second phasor is the square of
         // the first. Double: the rotation runs for thousands of steps.
         let count = windowFrames
@@ -295,7 +302,7 @@ struct PitchDetector: ~Copyable {
         }
         let fundamentalPower = fundamentalReal * fundamentalReal + fundamentalImaginary * fundamentalImaginary
         let octavePower = octaveReal * octaveReal + octaveImaginary * octaveImaginary
-        return fundamentalPower < octavePower * Double(Self.absentFundamentalPowerRatio)
+        return octavePower > 0 ? Float(fundamentalPower / octavePower) : 1
     }
 
     /// No estimate this hop: the stored spectra and corrections no longer run on.
