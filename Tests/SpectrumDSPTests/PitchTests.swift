@@ -136,6 +136,25 @@ import SpectrumTestSupport
         }
     }
 
+    /// A note right after a burst of noise (a pick, a breath, a bow's scrape): the long
+    /// window still holds the noise and is not confident for three hops; the short window
+    /// (2.2 periods of 150 Hz) hears the note within two.
+    @Test(arguments: sampleRates)
+    func aNoteAfterNoiseShowsWithinTwoHops(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopFrames = Int((sampleRateHz / 60).rounded())
+        for note in [57, 69, 81] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let noise = TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: Double(6 * hopFrames) / sampleRateHz, amplitude: 0.4)
+            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: [0.3, 0.15, 0.1], sampleRateHz: sampleRateHz, seconds: 0.3)
+            analyzer.reset()
+            let frames = OfflineDriver.frames(&analyzer, signal: noise + tone, blockSizes: [hopFrames])
+            // Frame 6 ends where the tone starts; frame 8 has 2 hops (33 ms) of it.
+            let shown = frames[8].pitch
+            #expect(shown.noteNumber == Int32(note), "MIDI \(note) at \(sampleRateHz) Hz: 2 hops in, \(shown.hasNote ? "\(shown.noteNumber)" : "no note")")
+        }
+    }
+
     /// An organ stop with a quint (a 2⅔' mutation: partials at 3/2·f and 9/2·f besides the
     /// note's own) repeats at half the note's frequency, where it has no partial at all. The
     /// tuner reads the note, not the octave below; the missing-fundamental tones of

@@ -1,30 +1,23 @@
 import CFFTW
 import Glibc
 
-/// Fundamental frequency by normalised autocorrelation (seed 000's tuner), computed with FFTs.
+/// Fundamental frequency by normalised autocorrelation (seed 000's tuner; the correlation
+/// itself is `NormalisedAutocorrelation`).
 ///
-/// For each lag L the normalised correlation of the window with itself shifted by L is
-/// `r[L] = Σ x[i]·x[i+L] / √(E_left(L) · E_right(L))`, where the energies of the two overlapping
-/// segments are updated incrementally from lag to lag (the seed's O(1) per lag). The numerators
-/// for all lags come from one zero-padded FFT pair (Wiener–Khinchin on the raw window, not on
-/// the squared spectrum the seed abandoned): the same values as the seed's per-lag dot
-/// products, in O(N log N) instead of O(N·lags) — the window here must hold more than two
-/// periods of E1, where the direct method would cost ~40× more per hop.
-///
-/// The search takes the first local maximum, after the correlation has first dipped below
-/// zero, that reaches both the confidence threshold and 90 % of the highest maximum (so a
-/// strong second harmonic cannot pull the answer an octave up), refines it by parabolic
-/// interpolation, and reports the peak's correlation as the confidence. The search runs on
-/// the signed square `r·|r|` (same order, same maxima), so only the three lags around the
-/// chosen peak need a square root. Above 150 Hz the frequency is then refined on the
-/// fundamental's phase advance in the same FFT (a piano's stretched partials pull the
-/// autocorrelation sharp).
+/// Each hop: gates (silence, a fast decay), the first key maximum of the correlation of the
+/// long window (2.2 periods of the lowest note), the octave hold and the mutation check, the
+/// period by parabolic interpolation, and above 150 Hz a refinement on the fundamental's phase
+/// advance (a piano's stretched partials pull the autocorrelation sharp). When the long window
+/// finds no pitch — at a note's start, where it still holds what came before — a short window
+/// (2.2 periods of 150 Hz) may answer with a stricter threshold, so notes above 150 Hz show
+/// sooner.
 ///
 /// `init` allocates and plans; `detect` is real-time safe.
 struct PitchDetector: ~Copyable {
-    let windowFrames: Int
-    let minimumLag: Int
-    let maximumLag: Int
+    /// The long window: every note from the lowest to the highest searched.
+    private let long: NormalisedAutocorrelation
+    /// The short window: notes from `shortWindowLowestHz` up, at a note's start.
+    private let short: NormalisedAutocorrelation
     private let sampleRateHz: Float
     private let confidenceThreshold: Float
     private let silenceGateRms: Float
@@ -37,17 +30,8 @@ struct PitchDetector: ~Copyable {
     /// Window energies of the last `decayLookbackHops` hops, a ring (0 = none yet).
     private let recentEnergies: RealtimeBuffer
     private var recentEnergyIndex = 0
-    private let fftSize: Int
-    private let input: UnsafeMutablePointer<Float>
-    private let spectrum: UnsafeMutablePointer<fftwf_complex>
-    private let forward: OpaquePointer
-    private let inverse: OpaquePointer
-    /// r·|r| per lag, for lags 1 ... maximumLag + 1.
-    private let signedSquares: RealtimeBuffer
-    /// E_left · E_right per lag (the squared denominator), kept for the final square roots.
-    private let energyProducts: RealtimeBuffer
-    /// The window's spectra (before squaring) of the last `phaseSpanHops + 1` hops, a ring of
-    /// `spectrum`-sized slots, for the fundamental's phase advance.
+    /// The long window's spectra (before squaring) of the last `phaseSpanHops + 1` hops, a ring of
+    /// `long.spectrum`-sized slots, for the fundamental's phase advance.
     private let pastSpectra: UnsafeMutablePointer<fftwf_complex>
     private var pastSpectrumIndex = 0
     /// The autocorrelation's frequency of the hop each slot of `pastSpectra` belongs to.
@@ -63,7 +47,7 @@ struct PitchDetector: ~Copyable {
     private let corrections: RealtimeBuffer
     private var correctionIndex = 0
     private var correctionsStored = 0
-    /// Hann window over the pitch window, for the fundamental's power (step 5).
+    /// Hann window over the long window, for the fundamental's power (step 4).
     private let hannWindow: RealtimeBuffer
     /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
     private var previousFrequencyHz: Float = 0
@@ -71,14 +55,17 @@ struct PitchDetector: ~Copyable {
     private var heldPeriodFrames: Float = 0
     private var hopsSinceVoiced = 0
 
-    /// Relative height a later maximum must reach against the highest one to be chosen first.
-    static let keyMaximumRatio: Float = 0.9
+    /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
+    static let shortWindowLowestHz = 150.0
+    /// r the short window's estimate must reach: with fewer periods in it, noise and a note's
+    /// transient correlate more by chance than in the long window.
+    static let shortWindowConfidence: Float = 0.8
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
     /// r at half the held period must reach this share of r at the held period to take over:
     /// a decaying low guitar string drifts from 0.88 to 0.92 of it as its fundamental and odd
-    /// harmonics fade (`keyMaximumRatio` alone flips it an octave up at 0.9).
+    /// harmonics fade (the key-maximum rule alone flips it an octave up at 0.9).
     static let octaveHoldRatio: Float = 0.95
     /// Window-energy rise over ~50 ms (+1.5 dB) that ends the hold: a new note's attack, so a
     /// melody's leap up an octave is not held down.
@@ -102,36 +89,26 @@ struct PitchDetector: ~Copyable {
     /// Corrections averaged: ~67 ms, the phase noise averages out, vibrato stays with the
     /// autocorrelation.
     static let correctionCount = 4
-    /// Periods of the lowest note in the window: the longest lag still correlates over 1.2.
-    static let windowPeriods = 2.2
 
     init(configuration: PitchConfiguration, sampleRateHz: Double, hopSeconds: Double) {
-        _ = fftwPlannerMadeThreadSafe
         self.sampleRateHz = Float(sampleRateHz)
         confidenceThreshold = Float(configuration.confidenceThreshold)
         silenceGateRms = Float(pow(10, configuration.silenceGateDecibels / 20))
-        minimumLag = max(2, Int((sampleRateHz / configuration.maximumFrequencyHz).rounded(.down)))
-        maximumLag = Int((sampleRateHz / configuration.minimumFrequencyHz).rounded(.up))
-        windowFrames = Int((Self.windowPeriods * Double(maximumLag)).rounded(.up))
+        let minimumLag = max(2, Int((sampleRateHz / configuration.maximumFrequencyHz).rounded(.down)))
+        long = NormalisedAutocorrelation(minimumLag: minimumLag,
+                                         maximumLag: Int((sampleRateHz / configuration.minimumFrequencyHz).rounded(.up)))
+        short = NormalisedAutocorrelation(minimumLag: minimumLag,
+                                          maximumLag: max(minimumLag + 2, Int((sampleRateHz / Self.shortWindowLowestHz).rounded(.up))))
         decayLookbackHops = min(8, max(1, Int((0.05 / hopSeconds).rounded())))
         recentEnergies = RealtimeBuffer(count: decayLookbackHops)
         percussiveEnergyRatio = Float(pow(10, -configuration.percussiveDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
-        // Linear (not circular) correlation up to lag maximumLag + 1 needs window + lag points.
-        var size = 1
-        while size < windowFrames + maximumLag + 2 { size <<= 1 }
-        fftSize = size
-        input = fftwf_alloc_real(size)
-        spectrum = fftwf_alloc_complex(size / 2 + 1)
-        forward = fftwf_plan_dft_r2c_1d(Int32(size), input, spectrum, UInt32(FFTW_MEASURE))
-        inverse = fftwf_plan_dft_c2r_1d(Int32(size), spectrum, input, UInt32(FFTW_MEASURE))
-        input.initialize(repeating: 0, count: size)
-        signedSquares = RealtimeBuffer(count: maximumLag + 2)
-        energyProducts = RealtimeBuffer(count: maximumLag + 2)
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
-        pastSpectra = fftwf_alloc_complex((size / 2 + 1) * (phaseSpanHops + 1))
-        pastSpectra.initialize(repeating: (0, 0), count: (size / 2 + 1) * (phaseSpanHops + 1))
+        let bins = long.fftSize / 2 + 1
+        pastSpectra = fftwf_alloc_complex(bins * (phaseSpanHops + 1))
+        pastSpectra.initialize(repeating: (0, 0), count: bins * (phaseSpanHops + 1))
         pastFrequencies = RealtimeBuffer(count: phaseSpanHops + 1)
+        let windowFrames = long.windowFrames
         hannWindow = RealtimeBuffer(count: windowFrames)
         for index in 0..<windowFrames {
             hannWindow[index] = Float(0.5 - 0.5 * cos(2 * Double.pi * (Double(index) + 0.5) / Double(windowFrames)))
@@ -139,28 +116,18 @@ struct PitchDetector: ~Copyable {
         corrections = RealtimeBuffer(count: Self.correctionCount)
     }
 
+    /// Samples of history `detect` reads.
+    var windowFrames: Int { long.windowFrames }
+
     deinit {
-        fftwf_destroy_plan(forward)
-        fftwf_destroy_plan(inverse)
-        fftwf_free(input)
-        fftwf_free(spectrum)
         fftwf_free(pastSpectra)
     }
 
     /// One raw estimate from the newest window of `history`; call once per hop. Real-time safe.
     @_noLocks
     mutating func detect(history: borrowing SampleHistory) -> RawPitch {
-        let count = windowFrames
-        // 1) The window with its mean removed (Pearson), zero-padded, and its energy.
-        let runs = history.latestRuns(count)
-        var sum: Float = 0
-        for index in 0..<runs.firstCount { sum += runs.first[index] }
-        for index in 0..<runs.secondCount { sum += runs.second[index] }
-        let mean = sum / Float(count)
-        for index in 0..<runs.firstCount { input[index] = runs.first[index] - mean }
-        for index in 0..<runs.secondCount { input[runs.firstCount + index] = runs.second[index] - mean }
-        for index in count..<fftSize { input[index] = 0 }
-        let energy = realtimeDotProduct(input, input, count: count)
+        // 1) The long window with its mean removed (Pearson), and its energy.
+        let (mean, energy) = long.load(history)
         let earlierEnergy = recentEnergies[recentEnergyIndex]
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
         // The octave hold ends after ~50 ms without an estimate, or at a new note's attack.
@@ -168,82 +135,72 @@ struct PitchDetector: ~Copyable {
         if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
-        guard realtimeSquareRoot(energy / Float(count)) >= silenceGateRms else { return unvoiced() }
+        guard realtimeSquareRoot(energy / Float(long.windowFrames)) >= silenceGateRms else { return unvoiced() }
 
-        // 2) Energies of the overlapping segments per lag, updated incrementally (Double: for
-        //    long lags they differ by tiny amounts). Done before the FFT overwrites `input`.
-        var left = Double(energy), right = Double(energy)
-        for lag in 1...(maximumLag + 1) {
-            let leaving = Double(input[count - lag]), entering = Double(input[lag - 1])
-            left -= leaving * leaving      // E[0 ..< n−L]
-            right -= entering * entering   // E[L ..< n]
-            energyProducts[lag] = Float(max(left, 0) * max(right, 0))
-        }
-
-        // 3) Autocorrelation numerators for every lag: |FFT|², inverse FFT (× fftSize). The
-        //    spectrum is kept first for the fundamental's phase (step 7).
-        let forward = self.forward, inverse = self.inverse
-        _unsafePerformance { fftwf_execute(forward) }
-        let bins = fftSize / 2 + 1
+        // 2) The correlation at every lag; the spectrum is kept for the fundamental's phase.
         pastSpectrumIndex = (pastSpectrumIndex + 1) % (phaseSpanHops + 1)
-        let kept = pastSpectra + pastSpectrumIndex * bins
         storedSpectra += 1
-        for bin in 0...(fftSize / 2) {
-            kept[bin] = spectrum[bin]
-            let (real, imaginary) = spectrum[bin]
-            spectrum[bin] = (real * real + imaginary * imaginary, 0)
-        }
-        _unsafePerformance { fftwf_execute(inverse) }
+        let bins = long.fftSize / 2 + 1, kept = pastSpectra + pastSpectrumIndex * bins
+        let highest = long.correlate(energy: energy, spectrumCopy: kept)
 
-        // 4) Signed squares r·|r| = acf·|acf| / (E_left·E_right), and the highest maximum.
-        let scale = 1 / Float(fftSize)
-        var highest: Float = -1
-        for lag in 1...(maximumLag + 1) {
-            let numerator = input[lag] * scale
-            let product = energyProducts[lag]
-            let value = product > 0 ? numerator * abs(numerator) / product : 0
-            signedSquares[lag] = value
-            if lag >= minimumLag && lag <= maximumLag && value > highest { highest = value }
+        // 3) The first key maximum: confident, and near the highest. Octave hold: when the
+        //    last period was twice this one, it stays unless this lag is clearly as periodic
+        //    (a low string whose fundamental and odd harmonics die away first keeps its pitch).
+        let energyRatio = decaying ? energy / earlierEnergy : 1
+        guard highest >= confidenceThreshold * confidenceThreshold,
+              let lag = long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) else {
+            guard let estimate = shortWindowPitch(history: history) else { return unvoiced() }
+            return shortWindowEstimate(estimate, energyRatio: energyRatio)
         }
-        let threshold = confidenceThreshold * confidenceThreshold
-        guard highest >= threshold else { return unvoiced() }
+        let chosen = heldOctave(of: lag) ?? lag
+        let (offset, top) = long.interpolatedPeak(at: chosen)
+        // 4) Mutation check: a period whose own fundamental is absent, with little energy at
+        //    its odd partials, is the octave below of a note plus a mutation (an organ's quint
+        //    repeats at half the note's frequency): the note is at half the period, measured
+        //    as half of this one (the wave repeats exactly here, not at the half).
+        let notesPerPeriod: Float = isMutationOctave(period: chosen, history: history, mean: mean) ? 2 : 1
+        let periodFrames = (Float(chosen) + offset) / notesPerPeriod
+        let frequencyHz = sampleRateHz / periodFrames
+        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio) else { return unvoiced() }
+        heldPeriodFrames = periodFrames
+        hopsSinceVoiced = 0
+        // 5) The refinement on the fundamental's phase advance.
+        return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1))
+    }
 
-        // 5) First key maximum (after a dip below zero) that is confident and near the highest.
-        let required = max(threshold, highest * Self.keyMaximumRatio * Self.keyMaximumRatio)
-        var dipped = false
-        for lag in 1...maximumLag {
-            let value = signedSquares[lag]
-            if value < 0 { dipped = true }
-            guard dipped, lag >= minimumLag, value >= required,
-                  value >= signedSquares[lag - 1], value > signedSquares[lag + 1] else { continue }
-            // Octave hold: when the last period was twice this one, it stays unless this lag
-            // is clearly as periodic (a low string whose fundamental and odd harmonics die
-            // away first keeps its pitch).
-            let chosen = heldOctave(of: lag) ?? lag
-            // 6) Parabolic interpolation through r at the peak and its neighbours.
-            let before = correlation(chosen - 1), peak = correlation(chosen), after = correlation(chosen + 1)
-            let curvature = before - 2 * peak + after
-            let offset = curvature < 0 ? 0.5 * (before - after) / curvature : 0
-            let top = peak - 0.25 * (before - after) * offset
-            // Mutation check: a period whose own fundamental is absent, with little energy at
-            // its odd partials, is the octave below of a note plus a mutation (an organ's quint
-            // repeats at half the note's frequency): the note is at half the period, measured
-            // as half of this one (the wave repeats exactly here, not at the half).
-            let notesPerPeriod: Float = isMutationOctave(period: chosen, history: history, mean: mean) ? 2 : 1
-            let periodFrames = (Float(chosen) + offset) / notesPerPeriod
-            let frequencyHz = sampleRateHz / periodFrames
-            // A sound that decays fast is a drum or a note ending, not something to tune; high
-            // notes may decay faster (a piano's top octaves), proportionally to their pitch.
-            if decaying {
-                let base = percussiveEnergyRatio, exponent = max(1, frequencyHz / Self.decayCornerHz)
-                let allowedRatio = _unsafePerformance { powf(base, exponent) }
-                guard energy >= earlierEnergy * allowedRatio else { return unvoiced() }
-            }
-            heldPeriodFrames = periodFrames
-            hopsSinceVoiced = 0
-            return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1))
-        }
-        return unvoiced()
+    /// The short window's estimate, taken when the long window has none. `energyRatio` is the
+    /// long window's energy over the decay look-back (1 when not falling fast). Not refined:
+    /// the long window takes over within a few hops.
+    @_noLocks
+    private mutating func shortWindowEstimate(_ estimate: RawPitch, energyRatio: Float) -> RawPitch {
+        _ = unvoiced()
+        guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio) else { return .unvoiced }
+        heldPeriodFrames = sampleRateHz / estimate.frequencyHz
+        hopsSinceVoiced = 0
+        return estimate
+    }
+
+    /// The short window's first key maximum at `shortWindowConfidence`, interpolated; nil if
+    /// none.
+    @_noLocks
+    private func shortWindowPitch(history: borrowing SampleHistory) -> RawPitch? {
+        let (_, energy) = short.load(history)
+        let highest = short.correlate(energy: energy, spectrumCopy: nil)
+        guard highest >= Self.shortWindowConfidence * Self.shortWindowConfidence,
+              let lag = short.firstKeyMaximum(threshold: Self.shortWindowConfidence, highest: highest) else { return nil }
+        let (offset, top) = short.interpolatedPeak(at: lag)
+        return RawPitch(frequencyHz: sampleRateHz / (Float(lag) + offset), confidence: min(top, 1))
+    }
+
+    /// A sound that decays fast is a drum or a note ending, not something to tune; high notes
+    /// may decay faster (a piano's top octaves), proportionally to their pitch. `energyRatio`
+    /// is the window's energy over the decay look-back (1 when not falling fast).
+    @_noLocks
+    private func decaysTooFast(frequencyHz: Float, energyRatio: Float) -> Bool {
+        guard energyRatio < percussiveEnergyRatio else { return false }
+        let base = percussiveEnergyRatio, exponent = max(1, frequencyHz / Self.decayCornerHz)
+        let allowedRatio = _unsafePerformance { powf(base, exponent) }
+        return energyRatio < allowedRatio
     }
 
     /// The local maximum near the held period when that is near twice `lag` (within a
@@ -253,12 +210,9 @@ struct PitchDetector: ~Copyable {
     @_noLocks
     private func heldOctave(of lag: Int) -> Int? {
         let centre = Int(heldPeriodFrames + 0.5)
-        guard centre > 6, centre + 6 <= maximumLag, abs(heldPeriodFrames - Float(2 * lag)) < 0.06 * Float(2 * lag) else { return nil }
-        var best = centre - 5
-        for candidate in (centre - 4)...(centre + 5) where signedSquares[candidate] > signedSquares[best] { best = candidate }
-        let height = signedSquares[best]
-        guard height >= signedSquares[best - 1], height > signedSquares[best + 1],
-              signedSquares[lag] < height * Self.octaveHoldRatio * Self.octaveHoldRatio else { return nil }
+        guard centre > 6, centre + 6 <= long.maximumLag, abs(heldPeriodFrames - Float(2 * lag)) < 0.06 * Float(2 * lag),
+              let best = long.localMaximum(from: centre - 5, through: centre + 5),
+              long[lag] < long[best] * Self.octaveHoldRatio * Self.octaveHoldRatio else { return nil }
         return best
     }
 
@@ -268,13 +222,9 @@ struct PitchDetector: ~Copyable {
     /// `absentFundamentalPowerRatio` of that at twice the frequency).
     @_noLocks
     private func isMutationOctave(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
-        let centre = period / 2, lowest = max(centre - 2, minimumLag)
-        guard centre + 2 > lowest else { return false }
-        var best = lowest
-        for candidate in (lowest + 1)...(centre + 2) where signedSquares[candidate] > signedSquares[best] { best = candidate }
-        let ratio = Self.absentFundamentalHalfRatio
-        guard signedSquares[best] >= signedSquares[best - 1], signedSquares[best] > signedSquares[best + 1],
-              signedSquares[best] >= signedSquares[period] * ratio * ratio else { return false }
+        let centre = period / 2, ratio = Self.absentFundamentalHalfRatio
+        guard let half = long.localMaximum(from: max(centre - 2, long.minimumLag), through: centre + 2),
+              long[half] >= long[period] * ratio * ratio else { return false }
         return fundamentalPowerRatio(period: period, history: history, mean: mean) < Self.absentFundamentalPowerRatio
     }
 
@@ -285,7 +235,7 @@ struct PitchDetector: ~Copyable {
     private func fundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
         // Power at the period's frequency and at twice it; the second phasor is the square of
         // the first. Double: the rotation runs for thousands of steps.
-        let count = windowFrames
+        let count = long.windowFrames
         let angle = -2 * Double.pi / Double(period)
         let stepReal = _unsafePerformance { cos(angle) }, stepImaginary = _unsafePerformance { sin(angle) }
         var phasorReal = 1.0, phasorImaginary = 0.0
@@ -343,7 +293,7 @@ struct PitchDetector: ~Copyable {
     /// enough.
     @_noLocks
     private func phaseCorrectionCents(_ frequencyHz: Float) -> Float? {
-        let bins = fftSize / 2 + 1
+        let fftSize = long.fftSize, bins = fftSize / 2 + 1
         guard frequencyHz >= Self.refinementMinimumHz, storedSpectra > phaseSpanHops else { return nil }
         let now = pastSpectra + pastSpectrumIndex * bins
         let then = pastSpectra + ((pastSpectrumIndex + 1) % (phaseSpanHops + 1)) * bins
@@ -383,14 +333,6 @@ struct PitchDetector: ~Copyable {
         recentEnergyIndex = 0
         heldPeriodFrames = 0
         _ = unvoiced()
-    }
-
-    /// r at `lag` from its signed square.
-    @inline(__always) @_noLocks
-    private func correlation(_ lag: Int) -> Float {
-        let value = signedSquares[lag]
-        let magnitude = realtimeSquareRoot(abs(value))
-        return value < 0 ? -magnitude : magnitude
     }
 }
 

@@ -1,0 +1,169 @@
+import CFFTW
+import Glibc
+
+/// The normalised (Pearson) autocorrelation of the newest `windowFrames` samples, for every lag
+/// up to `maximumLag + 1` (seed 000's tuner), computed with FFTs.
+///
+/// For each lag L, `r[L] = Σ x[i]·x[i+L] / √(E_left(L) · E_right(L))` on the window with its
+/// mean removed, where the energies of the two overlapping segments are updated incrementally
+/// from lag to lag (the seed's O(1) per lag). The numerators for all lags come from one
+/// zero-padded FFT pair (Wiener–Khinchin on the raw window, not on the squared spectrum the
+/// seed abandoned): the same values as the seed's per-lag dot products, in O(N log N) instead
+/// of O(N·lags). Values are kept as signed squares `r·|r|` (same order, same maxima), so only
+/// the lags around a chosen peak need a square root.
+///
+/// `init` allocates and plans; the other methods are real-time safe.
+struct NormalisedAutocorrelation: ~Copyable {
+    let windowFrames: Int
+    let minimumLag: Int
+    let maximumLag: Int
+    let fftSize: Int
+    /// The window (mean removed, zero-padded) until `correlate`, then the correlation numerators.
+    private let input: UnsafeMutablePointer<Float>
+    private let spectrum: UnsafeMutablePointer<fftwf_complex>
+    private let forward: OpaquePointer
+    private let inverse: OpaquePointer
+    /// r·|r| per lag, for lags 1 ... maximumLag + 1.
+    private let signedSquares: RealtimeBuffer
+    /// E_left · E_right per lag (the squared denominator).
+    private let energyProducts: RealtimeBuffer
+
+    /// Periods of the longest lag in the window: at the longest lag the two overlapping
+    /// segments still span 1.2 periods.
+    static let windowPeriods = 2.2
+    /// Relative height a later maximum must reach against the highest one to be chosen first.
+    static let keyMaximumRatio: Float = 0.9
+
+    /// Allocates and plans; not real-time safe.
+    init(minimumLag: Int, maximumLag: Int) {
+        _ = fftwPlannerMadeThreadSafe
+        self.minimumLag = minimumLag
+        self.maximumLag = maximumLag
+        windowFrames = Int((Self.windowPeriods * Double(maximumLag)).rounded(.up))
+        // Linear (not circular) correlation up to lag maximumLag + 1 needs window + lag points.
+        var size = 1
+        while size < windowFrames + maximumLag + 2 { size <<= 1 }
+        fftSize = size
+        input = fftwf_alloc_real(size)
+        spectrum = fftwf_alloc_complex(size / 2 + 1)
+        forward = fftwf_plan_dft_r2c_1d(Int32(size), input, spectrum, UInt32(FFTW_MEASURE))
+        inverse = fftwf_plan_dft_c2r_1d(Int32(size), spectrum, input, UInt32(FFTW_MEASURE))
+        input.initialize(repeating: 0, count: size)
+        spectrum.initialize(repeating: (0, 0), count: size / 2 + 1)
+        signedSquares = RealtimeBuffer(count: maximumLag + 2)
+        energyProducts = RealtimeBuffer(count: maximumLag + 2)
+    }
+
+    deinit {
+        fftwf_destroy_plan(forward)
+        fftwf_destroy_plan(inverse)
+        fftwf_free(input)
+        fftwf_free(spectrum)
+    }
+
+    /// Takes the newest window of `history` with its mean removed; returns the mean and the
+    /// window's energy (sum of squares). Real-time safe.
+    @_noLocks
+    func load(_ history: borrowing SampleHistory) -> (mean: Float, energy: Float) {
+        let count = windowFrames
+        let runs = history.latestRuns(count)
+        var sum: Float = 0
+        for index in 0..<runs.firstCount { sum += runs.first[index] }
+        for index in 0..<runs.secondCount { sum += runs.second[index] }
+        let mean = sum / Float(count)
+        for index in 0..<runs.firstCount { input[index] = runs.first[index] - mean }
+        for index in 0..<runs.secondCount { input[runs.firstCount + index] = runs.second[index] - mean }
+        for index in count..<fftSize { input[index] = 0 }
+        return (mean, realtimeDotProduct(input, input, count: count))
+    }
+
+    /// The correlation of the loaded window (`energy` from `load`) at every lag; copies the
+    /// forward spectrum (`fftSize / 2 + 1` bins) to `spectrumCopy` before it is squared.
+    /// Returns the highest signed square in minimumLag...maximumLag. Real-time safe.
+    @_noLocks
+    func correlate(energy: Float, spectrumCopy: UnsafeMutablePointer<fftwf_complex>?) -> Float {
+        let count = windowFrames
+        // Energies of the overlapping segments per lag, updated incrementally (Double: for long
+        // lags they differ by tiny amounts). Done before the FFT overwrites `input`.
+        var left = Double(energy), right = Double(energy)
+        for lag in 1...(maximumLag + 1) {
+            let leaving = Double(input[count - lag]), entering = Double(input[lag - 1])
+            left -= leaving * leaving      // E[0 ..< n−L]
+            right -= entering * entering   // E[L ..< n]
+            energyProducts[lag] = Float(max(left, 0) * max(right, 0))
+        }
+        // Numerators for every lag: |FFT|², inverse FFT (× fftSize).
+        let forward = self.forward, inverse = self.inverse
+        _unsafePerformance { fftwf_execute(forward) }
+        for bin in 0...(fftSize / 2) {
+            let (real, imaginary) = spectrum[bin]
+            spectrumCopy?[bin] = (real, imaginary)
+            spectrum[bin] = (real * real + imaginary * imaginary, 0)
+        }
+        _unsafePerformance { fftwf_execute(inverse) }
+        // Signed squares r·|r| = acf·|acf| / (E_left·E_right), and the highest.
+        let scale = 1 / Float(fftSize)
+        var highest: Float = -1
+        for lag in 1...(maximumLag + 1) {
+            let numerator = input[lag] * scale
+            let product = energyProducts[lag]
+            let value = product > 0 ? numerator * abs(numerator) / product : 0
+            signedSquares[lag] = value
+            if lag >= minimumLag && lag <= maximumLag && value > highest { highest = value }
+        }
+        return highest
+    }
+
+    /// The first local maximum, after the correlation has once dipped below zero, whose r
+    /// reaches both `threshold` and `keyMaximumRatio` of the highest (`highest` from
+    /// `correlate`, a signed square), so a strong second harmonic cannot pull the answer an
+    /// octave up; nil if none. Real-time safe.
+    @_noLocks
+    func firstKeyMaximum(threshold: Float, highest: Float) -> Int? {
+        let required = max(threshold * threshold, highest * Self.keyMaximumRatio * Self.keyMaximumRatio)
+        var dipped = false
+        for lag in 1...maximumLag {
+            let value = signedSquares[lag]
+            if value < 0 { dipped = true }
+            if dipped, lag >= minimumLag, value >= required, value >= signedSquares[lag - 1], value > signedSquares[lag + 1] {
+                return lag
+            }
+        }
+        return nil
+    }
+
+    /// The signed square r·|r| at `lag` (1 ... maximumLag + 1). Real-time safe.
+    @inline(__always) @_noLocks
+    subscript(lag: Int) -> Float { signedSquares[lag] }
+
+    /// The local maximum of r in lags `first...last` (clamped to the lags computed; none if
+    /// empty), or nil when the highest value there is at the range's edge. Real-time safe.
+    @_noLocks
+    func localMaximum(from first: Int, through last: Int) -> Int? {
+        let lowest = max(first, 1), top = min(last, maximumLag + 1)
+        guard top > lowest else { return nil }
+        var best = lowest
+        for candidate in (lowest + 1)...top where signedSquares[candidate] > signedSquares[best] { best = candidate }
+        guard best > 1, best <= maximumLag, signedSquares[best] >= signedSquares[best - 1],
+              signedSquares[best] > signedSquares[best + 1] else { return nil }
+        return best
+    }
+
+    /// Parabolic interpolation through r at `lag` and its neighbours: the peak's offset from
+    /// `lag` in frames, and its height. Real-time safe.
+    @_noLocks
+    func interpolatedPeak(at lag: Int) -> (offset: Float, height: Float) {
+        let before = correlation(lag - 1), peak = correlation(lag), after = correlation(lag + 1)
+        let curvature = before - 2 * peak + after
+        let offset = curvature < 0 ? 0.5 * (before - after) / curvature : 0
+        return (offset, peak - 0.25 * (before - after) * offset)
+    }
+
+    /// r at `lag` from its signed square.
+    @inline(__always) @_noLocks
+    private func correlation(_ lag: Int) -> Float {
+        let value = signedSquares[lag]
+        let magnitude = realtimeSquareRoot(abs(value))
+        return value < 0 ? -magnitude : magnitude
+    }
+}
