@@ -290,9 +290,11 @@ public struct Analyzer: ~Copyable {
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
         // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal; the
         //    double tempo when the beat grid finds strong onsets halfway between its beats.
-        tempoEstimator.update(flux: onset.flux)
+        tempoEstimator.update(flux: onset.flux, hatFlux: onset.hatFlux)
         if beatTracker.suggestsDoubleTempo { tempoEstimator.adoptDoubleTempo() }
-        if beatTracker.suggestsHalfTempo { tempoEstimator.adoptHalfTempo() }
+        if beatTracker.suggestsHalfTempo && tempoEstimator.adoptHalfTempo(accentEveryFourBeats: beatTracker.accentsEveryFourBeats) {
+            beatTracker.halveTempo()
+        }
         // 10) Beat grid, phase and beat events.
         let beat = beatTracker.update(agreedBpm: tempoEstimator.agreedBpm, generation: tempoEstimator.generation, hopEndFrame: streamFrame)
         latestFrame.pointee.tempo = TempoReading(bpm: beat.bpm, confidence: tempoEstimator.confidence, phase: beat.phase)

@@ -36,6 +36,8 @@ public enum DrumVoice: Sendable {
     /// Shaker: noise high-passed at 2 kHz (12 dB/octave), 30 ms decay, quiet; unlike the hat it
     /// reaches the onset flux band (up to 5 kHz).
     case shaker
+    /// A bass note: an 82 Hz sine, 5 ms attack, 150 ms decay (nothing in the hat band).
+    case bass
 }
 
 /// A one-bar (4/4) drum pattern on a grid of `stepsPerBeat` steps a beat (4: sixteenths).
@@ -62,6 +64,15 @@ public struct DrumPattern: Sendable {
     /// and 4, a ghost kick on the last sixteenth, hi-hat eighths.
     public static let syncopated = DrumPattern(name: "syncopated", events: [(0, .kick), (10, .kick), (15, .kick), (4, .snare), (12, .snare)]
         + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
+    /// Slow rock (as the tempo benchmark's rock): kick on 1, 3 and the "and" of 3, snare on 2
+    /// and 4, hi-hat eighths, and an eighth-note bass. Its onset signal alone favours the double
+    /// tempo, on whose every beat its hats fall, and nowhere between.
+    public static let slowRock = DrumPattern(name: "slow rock", events: [(0, .kick), (8, .kick), (10, .kick), (4, .snare), (12, .snare)]
+        + stride(from: 0, to: 16, by: 2).flatMap { [($0, DrumVoice.hat), ($0, DrumVoice.bass)] })
+    /// Half-time trap (as in the tempo benchmark's corpus): kick on 1, the "a" of 2 and the "a"
+    /// of 3, snare on 3 only, hi-hat eighths and two sixteenths: its hats subdivide its beat.
+    public static let halfTimeTrap = DrumPattern(name: "half-time trap", events: [(0, .kick), (7, .kick), (11, .kick), (8, .snare)]
+        + (stride(from: 0, to: 16, by: 2).map { $0 } + [13, 15]).map { ($0, DrumVoice.hat) })
     /// Swung hip-hop (as in the tempo benchmark's corpus): sixteenths swung by a third (the
     /// off sixteenths on the triplet), kick on 1, the swung "a" of 2 and the "and" of 3, snare on
     /// 2 and 4, swung sixteenth hats; on a grid of 12 steps a beat.
@@ -88,6 +99,7 @@ extension TestSignals {
             .snare: voice(.snare, sampleRateHz: sampleRateHz, using: &generator),
             .hat: voice(.hat, sampleRateHz: sampleRateHz, using: &generator),
             .shaker: voice(.shaker, sampleRateHz: sampleRateHz, using: &generator),
+            .bass: voice(.bass, sampleRateHz: sampleRateHz, using: &generator),
         ]
         var beats: [Double] = []
         var segmentStart = 0.0
@@ -138,6 +150,11 @@ extension TestSignals {
             return (0..<Int(0.3 * sampleRateHz)).map { index in
                 let time = Double(index) / sampleRateHz
                 return Float(0.4 * exp(-time / 0.04) * sin(2 * .pi * 180 * time) + 0.5 * exp(-time / 0.06) * noise())
+            }
+        case .bass:
+            return (0..<Int(0.3 * sampleRateHz)).map { index in
+                let time = Double(index) / sampleRateHz
+                return Float(0.4 * min(1, time / 0.005) * exp(-time / 0.15) * sin(2 * .pi * 82 * time))
             }
         case .hat, .shaker:
             // Two one-pole high-passes (12 dB/octave below; sample-rate independent): a closed

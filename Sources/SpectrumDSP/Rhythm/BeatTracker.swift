@@ -46,8 +46,12 @@ struct BeatTracker {
     private(set) var suggestsDoubleTempo = false
     /// Set when the grid's beats of one parity (every other beat) carry much less onset
     /// strength than the others: the grid may run at double the tempo (swung hip-hop at 86 BPM
-    /// read as 172 leaves three beats in eight empty).
+    /// read as 172 leaves three beats in eight empty). `accentsEveryFourBeats` adds that the
+    /// stronger parity's upper-band accent repeats every four beats, not every two.
     private(set) var suggestsHalfTempo = false
+    private(set) var accentsEveryFourBeats = false
+    /// Which parity of grid beats (0: the anchor's) carries the onsets, when `suggestsHalfTempo`.
+    private var strongParity = 0
 
     /// The onsets halfway between beats must reach this share of the strength on the beats, over
     /// the last `phaseSearchSeconds` (each onset counted by its upper-band share, `1 − bassShare`:
@@ -91,20 +95,20 @@ struct BeatTracker {
             if offBeat > Self.phaseSwitchRatio * onBeat { anchorFrame += 0.5 * periodFrames }
             refit(now: timeFrames)
             suggestsDoubleTempo = offBeatsAreStrong(now: timeFrames)
-            suggestsHalfTempo = oneParityIsWeak(now: timeFrames)
+            (suggestsHalfTempo, accentsEveryFourBeats, strongParity) = parities(now: timeFrames)
         }
     }
 
-    /// Whether, over the last `fitSeconds`, the grid points of one parity hold less than
+    /// Over the last `fitSeconds`: whether the grid points of one parity hold less than
     /// `weakParityShare` of the onset strength of the other parity's (which holds at least
-    /// `parityMinimumOnsets` onsets), and the stronger parity's upper-band accent (snares,
-    /// claps) repeats every four beats, not every two. A right tempo has onsets on most of its
-    /// beats; a double tempo's extra beats are the slower tempo's off-beats, often empty, and its
-    /// backbeat falls on every fourth beat (swung hip-hop at 86 read as 172: kick on 0, snares on
-    /// 2 and 6). A backbeat every other beat means the grid is right (drum & bass at 172: kick on
-    /// 1, snares on 2 and 4, the 3 empty).
+    /// `parityMinimumOnsets` onsets); whether the stronger parity's upper-band accent (snares,
+    /// claps) repeats every four beats, not every two; and which parity is the stronger. A
+    /// right tempo has onsets on most of its beats; a double tempo's extra beats are the slower
+    /// tempo's off-beats, often empty, and its backbeat falls on every fourth beat (swung
+    /// hip-hop at 86 read as 172: kick on 0, snares on 2 and 6). A backbeat every other beat
+    /// means the grid is right (drum & bass at 172: kick on 1, snares on 2 and 4, the 3 empty).
     @_noLocks
-    private func oneParityIsWeak(now: Double) -> Bool {
+    private func parities(now: Double) -> (weak: Bool, accentEveryFour: Bool, strong: Int) {
         var strength = InlineArray<2, Double>(repeating: 0)
         var count = InlineArray<2, Int>(repeating: 0)
         // Upper-band strength per beat index modulo 4 (the two classes of each parity).
@@ -122,8 +126,21 @@ struct BeatTracker {
         }
         let strong = strength[0] >= strength[1] ? 0 : 1, weak = 1 - strong
         let accent = max(upper[strong], upper[strong + 2]), other = min(upper[strong], upper[strong + 2])
-        return count[strong] >= Self.parityMinimumOnsets && strength[weak] < Self.weakParityShare * strength[strong]
-            && other < Self.weakParityShare * accent
+        let weakParity = count[strong] >= Self.parityMinimumOnsets && strength[weak] < Self.weakParityShare * strength[strong]
+        return (weakParity, other < Self.weakParityShare * accent, strong)
+    }
+
+    /// Halves the grid's tempo keeping its beats of the stronger parity (after the estimator
+    /// adopted half the tempo on `suggestsHalfTempo`): reseeding from scratch would weigh the
+    /// off-beats afresh (a one-drop's skank chords). Real-time safe.
+    @_noLocks
+    mutating func halveTempo() {
+        guard isLocked, periodFrames > 0 else { return }
+        anchorFrame += Double(strongParity) * periodFrames
+        periodFrames *= 2
+        seedPeriodFrames = periodFrames
+        suggestsHalfTempo = false
+        accentsEveryFourBeats = false
     }
 
     /// Whether, over the last `phaseSearchSeconds`, the onsets halfway between grid points are as
@@ -231,6 +248,7 @@ struct BeatTracker {
         isLocked = true
         suggestsDoubleTempo = false
         suggestsHalfTempo = false
+        accentsEveryFourBeats = false
         // 2) Fit (twice: the first fit sharpens the period, the second matches more onsets).
         refit(now: now)
         refit(now: now)
@@ -312,6 +330,7 @@ struct BeatTracker {
         beatCount = 0
         suggestsDoubleTempo = false
         suggestsHalfTempo = false
+        accentsEveryFourBeats = false
     }
 
     /// Forgets the grid (keeps the recent onsets). Real-time safe.

@@ -142,11 +142,12 @@ struct OnsetDetector: ~Copyable {
         // The hat band's flux log-compressed (as the tempo's onset signal), so that open hats and
         // crashes do not raise its threshold far above quiet closed hats.
         hatFlux = lastBin < hatFirstBin ? realtimeLog1p(Self.hatCompressionGain * finiteOr(hatFlux / Float(hatBinCount), 0)) : 0
-        var result = OnsetResult(flux: flux, strength: 0, timeFrames: 0, bassShare: 0, eventStrength: 0)
+        var result = OnsetResult(flux: flux, hatFlux: hatFlux, strength: 0, timeFrames: 0, bassShare: 0, eventStrength: 0)
         guard primed else {
             // The first hop has no predecessor: its "rise" from nothing is not an onset.
             primed = true
             result.flux = 0
+            result.hatFlux = 0
             return result
         }
 
@@ -261,6 +262,8 @@ private struct RunningStatistics {
 struct OnsetResult {
     /// Weighted mean positive log-power change per bin (nats), ≥ 0.
     var flux: Float
+    /// The hat band's mean positive log-power change per bin, compressed as `ln(1 + 10x)`.
+    var hatFlux: Float
     /// Strength of the grid onset (0: none).
     var strength: Float
     var timeFrames: Double

@@ -4,9 +4,9 @@ import Glibc
 /// 2007), computed incrementally so that no hop does more than O(lags) work.
 ///
 /// Per hop: the onset signal is log-compressed (`ln(1 + 10x)`), detrended (minus its mean over
-/// the last 2 s), and every lag's autocorrelation is updated recursively:
-/// `A[L] ← A[L] + β·(d[n]·d[n−L] − A[L])`, with β = 1 − exp(−hop/τ) (τ = `tempoMemorySeconds`),
-/// normalised by the same recursion applied to 1 so that the first seconds are plain averages.
+/// the last 2 s), and every lag's autocorrelation is updated recursively
+/// (`RunningAutocorrelation`, β = 1 − exp(−hop/τ), τ = `tempoMemorySeconds`); the hat band's
+/// onset signal likewise, over one period of the slowest tempo.
 /// Every `estimateIntervalSeconds` a tempo estimate is read from it: the highest peak in the BPM
 /// range, the octave check against its double/half, a confidence (`A[peak] / A[0]`) and a
 /// silence gate (variance of the raw onset signal). The shown tempo changes only when two of the
@@ -25,36 +25,22 @@ struct TempoEstimator: ~Copyable {
     private let preferredMaximumLag: Double
     private let minimumConfidence: Float
     private let step: Float
-    /// Normaliser a lag reaches after `warmUpSeconds` of products: lags below it are not read
-    /// (their few first products, e.g. with the loud start of a signal, would count as a whole
-    /// average).
-    private let minimumWeight: Float
     private let estimateIntervalHops: Int
-    /// Detrended onset signal: a power-of-two ring stored twice over (each value at i and
-    /// i + size), so the newest `lagCount` values are always one contiguous run and the
-    /// per-lag loop vectorises.
-    private let detrended: RealtimeBuffer
-    private let detrendedMask: Int
-    private var detrendedWrite = 0
-    /// Compressed onset signal over the detrending window, and its running sum.
-    private let compressed: RealtimeBuffer
-    private var compressedWrite = 0
-    private var compressedSum: Double = 0
-    private var compressedCount = 0
-    /// Running autocorrelation and its normaliser, lags 0 ..< lagCount.
-    private let correlation: RealtimeBuffer
-    private let weight: RealtimeBuffer
-    /// `correlation / weight / (correlation[0] / weight[0])` per lag, computed once per estimate
-    /// (0 where a lag has less than a warm-up of products).
-    private let normalisedCorrelation: RealtimeBuffer
+    /// The compressed onset signal's running autocorrelation, lags 0 ..< lagCount.
+    private var onsetCorrelation: RunningAutocorrelation
+    /// The hat band's onset signal's, lags up to one period of the slowest tempo: whether the
+    /// hats subdivide a beat or only mark it (`hatsOnlyMarkTheBeat`).
+    private var hatCorrelation: RunningAutocorrelation
+    /// Running mean of the product of the two detrended signals, and its normaliser: their
+    /// correlation at lag 0 tells whether the hat band is a layer of its own.
+    private var crossProduct: Float = 0
+    private var crossWeight: Float = 0
+    private var hatsAreALayer = false
     /// Running mean and mean square of the raw onset signal (the silence gate).
     private var fluxMean: Float = 0
     private var fluxMeanSquare: Float = 0
     private var fluxWeight: Float = 0
     private var hopsUntilEstimate: Int
-    /// Hops since the autocorrelation restarted, and since the onset signal started.
-    private var hopsSinceRestart = 0
-    private var hopsOfSignal = 0
     /// The last three estimates in BPM, newest first (0 = no tempo).
     private var recent: (Float, Float, Float) = (0, 0, 0)
     private var divergentCount = 0
@@ -93,6 +79,18 @@ struct TempoEstimator: ~Copyable {
     /// its beat than at two beats; swung hip-hop read at 172, 0.4–1.4× (the larger of two
     /// estimates is compared).
     static var halfTempoMaximumRatio: Float { 1.25 }
+    /// Hat-band autocorrelation at a beat period from which the hats pulse with the beat, and
+    /// under which at half the period they do not subdivide it (FluidR3 grooves: hats on the
+    /// beat 0.5–0.75 where they play; at half a beat −0.25…−0.1 where they play only on beats,
+    /// 0.3–0.65 where they subdivide it).
+    static var hatPulseCorrelation: Float { 0.4 }
+    static var hatSubdivisionCorrelation: Float { 0.2 }
+    /// Correlation of the hat band's onset signal with the onset signal under which the hats
+    /// are a layer of their own, and over which they are not (`updateHatLayer`).
+    static var hatLayerCorrelation: ClosedRange<Float> { 0.88...0.95 }
+    /// How much more the onset signal must correlate at two beats than at three to move to the
+    /// slower octave on the hats' evidence (none to stay there).
+    static var dupleMargin: Float { 0.05 }
     /// Variance of the raw onset signal (nats²) below which there is no tempo: silence and
     /// steady tones.
     static var silenceVariance: Float { 1e-3 }
@@ -123,56 +121,31 @@ struct TempoEstimator: ~Copyable {
         lagCount = Int((Double(Self.combMultiples) * maximumLag).rounded(.up)) + 3
         minimumConfidence = Float(configuration.minimumConfidence)
         step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
-        minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
+        let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
+        let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
-        var size = 1
-        while size < lagCount { size <<= 1 }
-        detrended = RealtimeBuffer(count: 2 * size, repeating: 0)
-        detrendedMask = size - 1
-        compressed = RealtimeBuffer(count: max(1, Int((Self.detrendSeconds * frameRateHz).rounded())), repeating: 0)
-        correlation = RealtimeBuffer(count: lagCount, repeating: 0)
-        weight = RealtimeBuffer(count: lagCount, repeating: 0)
-        normalisedCorrelation = RealtimeBuffer(count: lagCount, repeating: 0)
+        onsetCorrelation = RunningAutocorrelation(lagCount: lagCount, detrendHops: detrendHops, step: step, minimumWeight: minimumWeight)
+        hatCorrelation = RunningAutocorrelation(lagCount: Int(maximumLag.rounded(.up)) + 3, detrendHops: detrendHops,
+                                                step: step, minimumWeight: minimumWeight)
         hopsUntilEstimate = estimateIntervalHops
     }
 
-    /// Takes the onset signal of one hop. Real-time safe; O(lags).
+    /// Takes the onset signal of one hop (`flux`, and the hat band's compressed flux
+    /// `hatFlux`). Real-time safe; O(lags).
     @_noLocks
-    mutating func update(flux: Float) {
+    mutating func update(flux: Float, hatFlux: Float) {
         // 1) Silence gate statistics on the raw signal.
         fluxWeight += step * (1 - fluxWeight)
         fluxMean += step * (flux - fluxMean)
         fluxMeanSquare += step * (flux * flux - fluxMeanSquare)
 
-        // 2) Log compression and detrending (minus the mean of the last 2 s).
-        let value = realtimeLog1p(Self.compressionGain * flux)
-        if compressedCount == compressed.count {
-            compressedSum -= Double(compressed[compressedWrite])
-        } else {
-            compressedCount += 1
-        }
-        compressed[compressedWrite] = value
-        compressedSum += Double(value)
-        compressedWrite = compressedWrite + 1 == compressed.count ? 0 : compressedWrite + 1
-        let current = value - Float(compressedSum / Double(compressedCount))
-        detrended[detrendedWrite] = current
-        detrended[detrendedWrite + detrendedMask + 1] = current
-        // The newest value sits at `newest`; lag L is at `newest − L` (never below 0).
-        let newest = detrendedWrite + detrendedMask + 1
-        detrendedWrite = (detrendedWrite + 1) & detrendedMask
+        // 2) Log compression; detrended, recursive autocorrelations (every lag that has data).
+        let onset = onsetCorrelation.add(realtimeLog1p(Self.compressionGain * flux))
+        let hats = hatCorrelation.add(hatFlux)
+        crossProduct += step * (onset * hats - crossProduct)
+        crossWeight += step * (1 - crossWeight)
 
-        // 3) Recursive autocorrelation, every lag that has data since the restart.
-        hopsSinceRestart += 1
-        hopsOfSignal = min(hopsOfSignal + 1, lagCount)
-        let validLags = hopsOfSignal
-        let history = detrended.base + newest
-        for lag in 0..<validLags {
-            let product = current * history[-lag]
-            correlation[lag] += step * (product - correlation[lag])
-            weight[lag] += step * (1 - weight[lag])
-        }
-
-        // 4) A new estimate every interval.
+        // 3) A new estimate every interval.
         hopsUntilEstimate -= 1
         guard hopsUntilEstimate <= 0 else { return }
         hopsUntilEstimate = estimateIntervalHops
@@ -180,24 +153,10 @@ struct TempoEstimator: ~Copyable {
         decide(estimate)
     }
 
-    /// Normalised autocorrelation at an integer lag.
+    /// Normalised autocorrelation of the onset signal at a fractional lag (as of the last
+    /// estimate).
     @inline(__always) @_noLocks
-    private func normalised(_ lag: Int) -> Float {
-        let zero = correlation[0] / max(weight[0], 1e-9)
-        guard zero > 0, lag >= 0, lag < lagCount, weight[lag] >= minimumWeight else { return 0 }
-        return correlation[lag] / weight[lag] / zero
-    }
-
-    /// Normalised autocorrelation at a fractional lag (linear interpolation); 0 beyond the lags
-    /// that hold data.
-    @inline(__always) @_noLocks
-    private func normalised(at lag: Float) -> Float {
-        guard lag >= 0 else { return 0 }
-        let lower = Int(lag)
-        guard lower + 1 < lagCount, weight[lower + 1] >= minimumWeight else { return 0 }
-        let fraction = lag - Float(lower)
-        return normalisedCorrelation[lower] * (1 - fraction) + normalisedCorrelation[lower + 1] * fraction
-    }
+    private func normalised(at lag: Float) -> Float { onsetCorrelation.normalised(at: lag) }
 
     /// Pulse salience of a beat period: the mean normalised autocorrelation at its first
     /// `combMultiples` multiples (those with data). A real beat period correlates at all of
@@ -208,7 +167,7 @@ struct TempoEstimator: ~Copyable {
         var count: Float = 0
         for multiple in 1...Self.combMultiples {
             let position = lag * Float(multiple)
-            guard Int(position) + 1 < lagCount, weight[Int(position) + 1] >= minimumWeight else { break }
+            guard onsetCorrelation.hasData(atLag: Int(position) + 1) else { break }
             sum += normalised(at: position)
             count += 1
         }
@@ -247,12 +206,14 @@ struct TempoEstimator: ~Copyable {
     private mutating func estimateBpm() -> Float {
         confidence = 0
         // Every period in the range needs a warm-up's worth of products (the first ~2 s).
-        guard weight[min(lagCount - 1, Int(maximumLag) + 1)] >= minimumWeight else { return 0 }
+        guard onsetCorrelation.hasData(atLag: min(lagCount - 1, Int(maximumLag) + 1)) else { return 0 }
         // Silence gate: steady tones and silence have (nearly) no flux variance.
         let mean = fluxMean / max(fluxWeight, 1e-9)
         let variance = fluxMeanSquare / max(fluxWeight, 1e-9) - mean * mean
         guard variance >= Self.silenceVariance else { return 0 }
-        for lag in 0..<lagCount { normalisedCorrelation[lag] = normalised(lag) }
+        onsetCorrelation.normalise()
+        hatCorrelation.normalise()
+        updateHatLayer()
 
         // 1) The most salient period in the BPM range, on a half-lag grid, refined by a parabola.
         let low = Float(minimumLag), high = Float(maximumLag)
@@ -314,6 +275,11 @@ struct TempoEstimator: ~Copyable {
 
     @_noLocks
     private func prefersFaster(ratio: Float, fasterLag: Float, slowerLag: Float) -> Bool {
+        // Hats on every beat of the faster tempo and never between, in a duple metre: they are
+        // the slower tempo's eighths (a slow rock beat's hi-hat, read as a half-time beat). The
+        // metre must be clearly duple to move to the slower tempo, merely duple to stay there.
+        let showsSlower = agreedBpm > 0 && abs(Float(60 * frameRateHz) / agreedBpm - slowerLag) <= 0.05 * slowerLag
+        if hatsOnlyMarkTheBeat(lag: fasterLag) && isDuple(lag: fasterLag, margin: showsSlower ? 0 : Self.dupleMargin) { return false }
         if ratio >= Self.strongRatio { return true }
         if ratio < Self.weakRatio * 0.5 { return false }
         // Octave stickiness: between the clear cases, keep the octave already shown.
@@ -366,43 +332,89 @@ struct TempoEstimator: ~Copyable {
 
     /// Adopts the double of the agreed tempo (the beat tracker found the onsets halfway between
     /// its beats as strong as those on them), unless the autocorrelation clearly says the slower
-    /// tempo or the double is out of range. Real-time safe.
+    /// tempo, the double is out of range, or the hats only mark the double's beats (they are the
+    /// agreed tempo's eighths). Real-time safe.
     @_noLocks
     mutating func adoptDoubleTempo() {
         let doubled = 2 * agreedBpm
-        guard agreedBpm > 0, !octaveLowered, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5 else { return }
+        guard agreedBpm > 0, !octaveLowered, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5,
+              !hatsOnlyMarkTheBeat(lag: Float(30 * frameRateHz) / agreedBpm) else { return }
         agreedBpm = doubled
         recent = (doubled, doubled, recent.0 > 0 ? 2 * recent.0 : 0)
         divergentCount = 0
         octaveRaised = true
     }
 
-    /// Adopts half the agreed tempo (the beat tracker found every other beat of its grid nearly
-    /// empty) when both octaves lie in the preferred range — the range breaks the tie otherwise
-    /// (half-time trap at 140 leaves every other beat empty too, and 70 is not preferred).
-    /// Real-time safe.
+    /// Whether the hats pulse with the beat of `lag` but never between its beats: their
+    /// autocorrelation reaches `hatPulseCorrelation` at the beat and stays under
+    /// `hatSubdivisionCorrelation` at half of it. Hats play the subdivision of the beat (eighths,
+    /// sixteenths); hats exactly on every beat and nowhere between say the beat is twice as
+    /// long (a slow rock beat's or a one-drop's eighths read as a fast tempo's beats). Silent
+    /// hats say nothing. Real-time safe.
     @_noLocks
-    mutating func adoptHalfTempo() {
-        guard agreedBpm > 0, !octaveRaised, !octaveLowered, halfTempoEvidence < Self.halfTempoMaximumRatio else { return }
+    private func hatsOnlyMarkTheBeat(lag: Float) -> Bool {
+        hatsAreALayer && hatCorrelation.normalised(at: lag) >= Self.hatPulseCorrelation
+            && hatCorrelation.normalised(at: lag / 2) < Self.hatSubdivisionCorrelation
+    }
+
+    /// Decides, with hysteresis, whether the hat band is a layer of its own: clicks and other
+    /// full-band transients register in it as in the onset signal (correlation 0.98–0.99; drum
+    /// kits 0.58–0.81). Between the two limits the last decision stays, so estimates do not
+    /// flip between octaves with a correlation hovering at one limit. Real-time safe.
+    @_noLocks
+    private mutating func updateHatLayer() {
+        let scale = realtimeSquareRoot(onsetCorrelation.meanSquare * hatCorrelation.meanSquare)
+        guard scale > 0 else {
+            hatsAreALayer = false
+            return
+        }
+        let correlation = crossProduct / max(crossWeight, 1e-9) / scale
+        if correlation < Self.hatLayerCorrelation.lowerBound { hatsAreALayer = true }
+        if correlation > Self.hatLayerCorrelation.upperBound { hatsAreALayer = false }
+    }
+
+    /// Whether the onset signal repeats more strongly, by `margin`, at two beats of `lag` than
+    /// at three: a duple metre (4/4, 2/4), not a waltz, whose hats also fall on every beat and
+    /// nowhere between but whose bar is three beats (FluidR3 waltzes: r at 3 beats 0.74–0.76,
+    /// at 2 beats 0.61–0.67; slow rock read at 124: 0.58 and 0.75). Real-time safe.
+    @_noLocks
+    private func isDuple(lag: Float, margin: Float) -> Bool {
+        normalised(at: 2 * lag) >= normalised(at: 3 * lag) + margin
+    }
+
+    /// Adopts half the agreed tempo when the beat tracker found every other beat of its grid
+    /// nearly empty, and either its upper-band accent repeats every four beats
+    /// (`accentEveryFourBeats`) and both octaves lie in the preferred range, or the hats only
+    /// mark the agreed tempo's beats (`hatsOnlyMarkTheBeat`: then they are the slower tempo's
+    /// eighths). Half-time trap at 140 also leaves every other beat empty with its clap every
+    /// fourth, but its hats subdivide the beat and 70 is not preferred. Returns whether it did.
+    /// Real-time safe.
+    @discardableResult @_noLocks
+    mutating func adoptHalfTempo(accentEveryFourBeats: Bool) -> Bool {
+        guard agreedBpm > 0, !octaveRaised, !octaveLowered, halfTempoEvidence < Self.halfTempoMaximumRatio else { return false }
         let lag = Float(60 * frameRateHz) / agreedBpm
-        guard Double(lag) >= preferredMinimumLag, Double(2 * lag) <= preferredMaximumLag else { return }
+        let bothPreferred = Double(lag) >= preferredMinimumLag && Double(2 * lag) <= preferredMaximumLag
+        guard (accentEveryFourBeats && bothPreferred) || hatsOnlyMarkTheBeat(lag: lag),
+              Double(2 * lag) <= maximumLag / Self.rangeTolerance else { return false }
         let halved = 0.5 * agreedBpm
         agreedBpm = halved
         recent = (halved, halved, 0.5 * recent.0)
         divergentCount = 0
         octaveLowered = true
+        return true
     }
 
     /// The normalised autocorrelation per lag (inspection; allocates).
-    var normalisedAutocorrelation: [Float] { (0..<lagCount).map { normalised($0) } }
+    var normalisedAutocorrelation: [Float] { onsetCorrelation.normalisedValues }
 
     /// Drops the lock and the autocorrelation; keeps the recent onset signal, so the new tempo
     /// is measured from data already in hand. Real-time safe.
     @_noLocks
     mutating func restart() {
-        correlation.fill(with: 0)
-        weight.fill(with: 0)
-        hopsSinceRestart = 0
+        onsetCorrelation.restart()
+        hatCorrelation.restart()
+        crossProduct = 0
+        crossWeight = 0
         recent = (0, 0, 0)
         divergentCount = 0
         agreedBpm = 0
@@ -420,13 +432,9 @@ struct TempoEstimator: ~Copyable {
     @_noLocks
     mutating func reset() {
         restart()
-        detrended.fill(with: 0)
-        detrendedWrite = 0
-        hopsOfSignal = 0
-        compressed.fill(with: 0)
-        compressedWrite = 0
-        compressedSum = 0
-        compressedCount = 0
+        onsetCorrelation.reset()
+        hatCorrelation.reset()
+        hatsAreALayer = false
         fluxMean = 0
         fluxMeanSquare = 0
         fluxWeight = 0

@@ -1,0 +1,135 @@
+/// The autocorrelation of an onset signal, updated every hop with O(lags) work: the signal is
+/// detrended (minus its mean over the last `detrendHops`), and every lag's product is averaged
+/// recursively, `A[L] ← A[L] + β·(d[n]·d[n−L] − A[L])`, with a normaliser `W[L]` from the same
+/// recursion applied to 1, so the first seconds are plain averages.
+///
+/// `init` allocates; the other methods are real-time safe.
+struct RunningAutocorrelation: ~Copyable {
+    let lagCount: Int
+    private let step: Float
+    /// Normaliser a lag must reach before it is read (its few first products, e.g. with the
+    /// loud start of a signal, would otherwise count as a whole average).
+    private let minimumWeight: Float
+    /// Detrended signal: a power-of-two ring stored twice over (each value at i and i + size),
+    /// so the newest `lagCount` values are always one contiguous run and the lag loop vectorises.
+    private let detrended: RealtimeBuffer
+    private let detrendedMask: Int
+    private var detrendedWrite = 0
+    /// The signal over the detrending window, and its running sum.
+    private let recent: RealtimeBuffer
+    private var recentWrite = 0
+    private var recentSum: Double = 0
+    private var recentCount = 0
+    /// Running autocorrelation and its normaliser, lags 0 ..< lagCount.
+    private let correlation: RealtimeBuffer
+    private let weight: RealtimeBuffer
+    /// `correlation / weight / (correlation[0] / weight[0])` per lag as of the last `normalise()`
+    /// (0 where a lag has too few products).
+    private let normalisedCorrelation: RealtimeBuffer
+    /// Hops of signal, up to `lagCount`: lags beyond have no product yet.
+    private var hopsOfSignal = 0
+
+    /// Allocates; not real-time safe. `step` is the recursion's β, `minimumWeight` the
+    /// normaliser a lag must reach to be read.
+    init(lagCount: Int, detrendHops: Int, step: Float, minimumWeight: Float) {
+        self.lagCount = lagCount
+        self.step = step
+        self.minimumWeight = minimumWeight
+        var size = 1
+        while size < lagCount { size <<= 1 }
+        detrended = RealtimeBuffer(count: 2 * size, repeating: 0)
+        detrendedMask = size - 1
+        recent = RealtimeBuffer(count: max(1, detrendHops), repeating: 0)
+        correlation = RealtimeBuffer(count: lagCount, repeating: 0)
+        weight = RealtimeBuffer(count: lagCount, repeating: 0)
+        normalisedCorrelation = RealtimeBuffer(count: lagCount, repeating: 0)
+    }
+
+    /// Takes one hop's value of the signal; returns it detrended. Real-time safe; O(lags).
+    @discardableResult @_noLocks
+    mutating func add(_ value: Float) -> Float {
+        // 1) Detrending: minus the mean over the window.
+        if recentCount == recent.count {
+            recentSum -= Double(recent[recentWrite])
+        } else {
+            recentCount += 1
+        }
+        recent[recentWrite] = value
+        recentSum += Double(value)
+        recentWrite = recentWrite + 1 == recent.count ? 0 : recentWrite + 1
+        let current = value - Float(recentSum / Double(recentCount))
+        detrended[detrendedWrite] = current
+        detrended[detrendedWrite + detrendedMask + 1] = current
+        // The newest value sits at `newest`; lag L is at `newest − L` (never below 0).
+        let newest = detrendedWrite + detrendedMask + 1
+        detrendedWrite = (detrendedWrite + 1) & detrendedMask
+        // 2) Every lag that has data.
+        hopsOfSignal = min(hopsOfSignal + 1, lagCount)
+        let history = detrended.base + newest
+        for lag in 0..<hopsOfSignal {
+            let product = current * history[-lag]
+            correlation[lag] += step * (product - correlation[lag])
+            weight[lag] += step * (1 - weight[lag])
+        }
+        return current
+    }
+
+    /// The running mean square of the detrended signal (its autocorrelation at lag 0).
+    /// Real-time safe.
+    var meanSquare: Float {
+        @inline(__always) @_noLocks get { correlation[0] / max(weight[0], 1e-9) }
+    }
+
+    /// Whether `lag` has enough products to be read. Real-time safe.
+    @inline(__always) @_noLocks
+    func hasData(atLag lag: Int) -> Bool { lag >= 0 && lag < lagCount && weight[lag] >= minimumWeight }
+
+    /// Normalised autocorrelation at an integer lag, from the running sums. Real-time safe.
+    @inline(__always) @_noLocks
+    func normalised(_ lag: Int) -> Float {
+        let zero = correlation[0] / max(weight[0], 1e-9)
+        guard zero > 0, hasData(atLag: lag) else { return 0 }
+        return correlation[lag] / weight[lag] / zero
+    }
+
+    /// Stores the normalised autocorrelation of every lag for `normalised(at:)`. Real-time safe.
+    @_noLocks
+    func normalise() {
+        for lag in 0..<lagCount { normalisedCorrelation[lag] = normalised(lag) }
+    }
+
+    /// Normalised autocorrelation at a fractional lag (linear interpolation) as of the last
+    /// `normalise()`; 0 beyond the lags that hold data. Real-time safe.
+    @inline(__always) @_noLocks
+    func normalised(at lag: Float) -> Float {
+        guard lag >= 0 else { return 0 }
+        let lower = Int(lag)
+        guard hasData(atLag: lower + 1) else { return 0 }
+        let fraction = lag - Float(lower)
+        return normalisedCorrelation[lower] * (1 - fraction) + normalisedCorrelation[lower + 1] * fraction
+    }
+
+    /// The per-lag normalised autocorrelation (inspection; allocates).
+    var normalisedValues: [Float] { (0..<lagCount).map { normalised($0) } }
+
+    /// Drops the averages; keeps the recent signal, so lags fill again from data in hand.
+    /// Real-time safe.
+    @_noLocks
+    mutating func restart() {
+        correlation.fill(with: 0)
+        weight.fill(with: 0)
+    }
+
+    /// Clears everything. Real-time safe.
+    @_noLocks
+    mutating func reset() {
+        restart()
+        detrended.fill(with: 0)
+        detrendedWrite = 0
+        hopsOfSignal = 0
+        recent.fill(with: 0)
+        recentWrite = 0
+        recentSum = 0
+        recentCount = 0
+    }
+}

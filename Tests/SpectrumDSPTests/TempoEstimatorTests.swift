@@ -1,0 +1,55 @@
+import Testing
+@testable import SpectrumDSP
+import SpectrumTestSupport
+
+/// The tempo estimator's metrical-level decisions on onset signals built hop by hop (60 hops a
+/// second), where every lag is exact.
+@Suite struct TempoEstimatorTests {
+    /// Feeds `seconds` of an onset signal and a hat-band signal, both functions of the hop,
+    /// each with its own uniform noise (a hat band's texture: ±0.15 there); returns the agreed
+    /// tempo at the end.
+    static func agreedBpm(seconds: Double, flux: (Int) -> Float, hatFlux: (Int) -> Float) -> Float {
+        var estimator = TempoEstimator(configuration: RhythmConfiguration(), frameRateHz: 60)
+        var generator = SeededGenerator(seed: 7)
+        for hop in 0..<Int(seconds * 60) {
+            let fluxNoise = Float.random(in: 0...0.04, using: &generator), hatNoise = Float.random(in: 0...0.3, using: &generator)
+            estimator.update(flux: flux(hop) + fluxNoise, hatFlux: hatFlux(hop) + hatNoise)
+        }
+        return estimator.agreedBpm
+    }
+
+    /// Onsets on every beat of 144 BPM (25 hops), accented on every other one: the onset signal
+    /// alone reads 144. Hats on each of those beats and never between make them the eighths of
+    /// 72, a duple metre (r at 2 beats above r at 3): 72.
+    @Test func hatsOnEveryBeatAndNeverBetweenHalveTheTempo() {
+        let flux: (Int) -> Float = { hop in hop % 50 == 0 ? 1 : (hop % 25 == 0 ? 0.5 : 0) }
+        let withoutHats = Self.agreedBpm(seconds: 12, flux: flux) { _ in 0 }
+        let hatsOnBeats = Self.agreedBpm(seconds: 12, flux: flux) { hop in hop % 25 == 0 ? 0.5 : 0 }
+        #expect(abs(withoutHats - 144) < 1, "without hats: \(withoutHats)")
+        #expect(abs(hatsOnBeats - 72) < 1, "hats on every beat: \(hatsOnBeats)")
+    }
+
+    /// Hats that also fall between the beats subdivide them: the tempo stays (150, 24 hops).
+    /// Hats that are the onsets themselves (a click track: the hat band hears every click)
+    /// say nothing: the tempo stays (144).
+    @Test func subdividingHatsAndClicksKeepTheTempo() {
+        let subdividing = Self.agreedBpm(seconds: 12, flux: { hop in hop % 48 == 0 ? 1 : (hop % 24 == 0 ? 0.5 : 0) },
+                                         hatFlux: { hop in hop % 12 == 0 ? 0.5 : 0 })
+        #expect(abs(subdividing - 150) < 1, "hats on the eighths: \(subdividing)")
+        let click: (Int) -> Float = { hop in hop % 50 == 0 ? 1 : (hop % 25 == 0 ? 0.5 : 0) }
+        var estimator = TempoEstimator(configuration: RhythmConfiguration(), frameRateHz: 60)
+        for hop in 0..<(12 * 60) { estimator.update(flux: click(hop), hatFlux: click(hop)) }
+        let clicks = estimator.agreedBpm
+        #expect(abs(clicks - 144) < 1, "hat band = onset signal: \(clicks)")
+    }
+
+    /// A waltz's hats fall on every beat and nowhere between too, but its bar is three beats:
+    /// 150 BPM stays 150, not 75.
+    @Test func aWaltzKeepsItsTempo() {
+        let flux: (Int) -> Float = { hop in hop % 72 == 0 ? 1 : (hop % 24 == 0 ? 0.5 : 0) }
+        let withoutHats = Self.agreedBpm(seconds: 12, flux: flux) { _ in 0 }
+        let waltz = Self.agreedBpm(seconds: 12, flux: flux) { hop in hop % 24 == 0 ? 0.5 : 0 }
+        #expect(abs(withoutHats - 150) < 1, "3/4 at 150 without hats: \(withoutHats)")
+        #expect(abs(waltz - 150) < 1, "3/4 at 150: \(waltz)")
+    }
+}
