@@ -43,6 +43,14 @@ import SpectrumTestSupport
         #expect(abs(clicks - 144) < 1, "hat band = onset signal: \(clicks)")
     }
 
+    /// Off-beat hats (four on the floor: a kick on every beat, an open hat between) pulse with
+    /// the beat without subdividing it, but between the onsets, not on them: the tempo stays.
+    @Test func offBeatHatsKeepTheTempo() {
+        let offBeat = Self.agreedBpm(seconds: 12, flux: { hop in hop % 50 == 0 ? 1 : (hop % 25 == 0 ? 0.5 : 0) },
+                                     hatFlux: { hop in hop % 25 == 12 ? 0.5 : 0 })
+        #expect(abs(offBeat - 144) < 1, "off-beat hats: \(offBeat)")
+    }
+
     /// A waltz's hats fall on every beat and nowhere between too, but its bar is three beats:
     /// 150 BPM stays 150, not 75.
     @Test func aWaltzKeepsItsTempo() {

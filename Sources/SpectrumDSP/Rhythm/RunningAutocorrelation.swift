@@ -74,6 +74,12 @@ struct RunningAutocorrelation: ~Copyable {
         return current
     }
 
+    /// The detrended value `age` hops ago (0: the newest; at most `lagCount − 1`). Real-time safe.
+    @inline(__always) @_noLocks
+    func detrendedValue(age: Int) -> Float {
+        detrended[((detrendedWrite - 1 - age) & detrendedMask) + detrendedMask + 1]
+    }
+
     /// The running mean square of the detrended signal (its autocorrelation at lag 0).
     /// Real-time safe.
     var meanSquare: Float {

@@ -25,16 +25,19 @@ struct TempoEstimator: ~Copyable {
     private let preferredMaximumLag: Double
     private let minimumConfidence: Float
     private let step: Float
+    /// The hat band's recursion step (τ = `hatMemorySeconds`).
+    private let hatStep: Float
     private let estimateIntervalHops: Int
     /// The compressed onset signal's running autocorrelation, lags 0 ..< lagCount.
     private var onsetCorrelation: RunningAutocorrelation
     /// The hat band's onset signal's, lags up to one period of the slowest tempo: whether the
     /// hats subdivide a beat or only mark it (`hatsOnlyMarkTheBeat`).
     private var hatCorrelation: RunningAutocorrelation
-    /// Running mean of the product of the two detrended signals, and its normaliser: their
-    /// correlation at lag 0 tells whether the hat band is a layer of its own.
-    private var crossProduct: Float = 0
-    private var crossWeight: Float = 0
+    /// Running means of the onset signal times the hat band's signal L hops earlier (L up to
+    /// half the slowest beat), and their normalisers: at lag 0 whether the hat band is a layer
+    /// of its own; at half a beat against lag 0, whether the hats fall on the beats or between.
+    private let hatLeadProducts: RealtimeBuffer
+    private let hatLeadWeights: RealtimeBuffer
     private var hatsAreALayer = false
     /// Running mean and mean square of the raw onset signal (the silence gate).
     private var fluxMean: Float = 0
@@ -80,11 +83,15 @@ struct TempoEstimator: ~Copyable {
     /// estimates is compared).
     static var halfTempoMaximumRatio: Float { 1.25 }
     /// Hat-band autocorrelation at a beat period from which the hats pulse with the beat, and
-    /// under which at half the period they do not subdivide it (FluidR3 grooves: hats on the
-    /// beat 0.5–0.75 where they play; at half a beat −0.25…−0.1 where they play only on beats,
-    /// 0.3–0.65 where they subdivide it).
+    /// under which at half and a quarter of the period they do not subdivide it (FluidR3
+    /// grooves over whole tracks: hats on the beat 0.5–0.75 where they play; the larger of
+    /// half and a quarter of a beat ≤ 0 where they play only on beats, ≥ 0.23 where they
+    /// subdivide it: techno's off-beat open hats and rim sixteenths 0.23–0.36).
     static var hatPulseCorrelation: Float { 0.4 }
-    static var hatSubdivisionCorrelation: Float { 0.2 }
+    static var hatSubdivisionCorrelation: ClosedRange<Float> { 0.1...0.25 }
+    /// Memory of the hat band's autocorrelation: longer than the tempo's, because over 3 s the
+    /// subdivision values wander by ±0.3 and the two cases overlap.
+    static var hatMemorySeconds: Double { 8 }
     /// Correlation of the hat band's onset signal with the onset signal under which the hats
     /// are a layer of their own, and over which they are not (`updateHatLayer`).
     static var hatLayerCorrelation: ClosedRange<Float> { 0.88...0.95 }
@@ -125,8 +132,11 @@ struct TempoEstimator: ~Copyable {
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
         onsetCorrelation = RunningAutocorrelation(lagCount: lagCount, detrendHops: detrendHops, step: step, minimumWeight: minimumWeight)
-        hatCorrelation = RunningAutocorrelation(lagCount: Int(maximumLag.rounded(.up)) + 3, detrendHops: detrendHops,
-                                                step: step, minimumWeight: minimumWeight)
+        hatStep = Float(1 - exp(-hopSeconds / Self.hatMemorySeconds))
+        hatCorrelation = RunningAutocorrelation(lagCount: Int(maximumLag.rounded(.up)) + 3, detrendHops: detrendHops, step: hatStep,
+                                                minimumWeight: Float(1 - exp(-Self.warmUpSeconds / Self.hatMemorySeconds)) * 0.999)
+        hatLeadProducts = RealtimeBuffer(count: Int((maximumLag / 2).rounded(.up)) + 2)
+        hatLeadWeights = RealtimeBuffer(count: Int((maximumLag / 2).rounded(.up)) + 2)
         hopsUntilEstimate = estimateIntervalHops
     }
 
@@ -141,9 +151,11 @@ struct TempoEstimator: ~Copyable {
 
         // 2) Log compression; detrended, recursive autocorrelations (every lag that has data).
         let onset = onsetCorrelation.add(realtimeLog1p(Self.compressionGain * flux))
-        let hats = hatCorrelation.add(hatFlux)
-        crossProduct += step * (onset * hats - crossProduct)
-        crossWeight += step * (1 - crossWeight)
+        hatCorrelation.add(hatFlux)
+        for lag in 0..<hatLeadProducts.count {
+            hatLeadProducts[lag] += hatStep * (onset * hatCorrelation.detrendedValue(age: lag) - hatLeadProducts[lag])
+            hatLeadWeights[lag] += hatStep * (1 - hatLeadWeights[lag])
+        }
 
         // 3) A new estimate every interval.
         hopsUntilEstimate -= 1
@@ -279,7 +291,9 @@ struct TempoEstimator: ~Copyable {
         // the slower tempo's eighths (a slow rock beat's hi-hat, read as a half-time beat). The
         // metre must be clearly duple to move to the slower tempo, merely duple to stay there.
         let showsSlower = agreedBpm > 0 && abs(Float(60 * frameRateHz) / agreedBpm - slowerLag) <= 0.05 * slowerLag
-        if hatsOnlyMarkTheBeat(lag: fasterLag) && isDuple(lag: fasterLag, margin: showsSlower ? 0 : Self.dupleMargin) { return false }
+        if hatsOnlyMarkTheBeat(lag: fasterLag, staying: showsSlower) && isDuple(lag: fasterLag, margin: showsSlower ? 0 : Self.dupleMargin) {
+            return false
+        }
         if ratio >= Self.strongRatio { return true }
         if ratio < Self.weakRatio * 0.5 { return false }
         // Octave stickiness: between the clear cases, keep the octave already shown.
@@ -338,7 +352,7 @@ struct TempoEstimator: ~Copyable {
     mutating func adoptDoubleTempo() {
         let doubled = 2 * agreedBpm
         guard agreedBpm > 0, !octaveLowered, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5,
-              !hatsOnlyMarkTheBeat(lag: Float(30 * frameRateHz) / agreedBpm) else { return }
+              !hatsOnlyMarkTheBeat(lag: Float(30 * frameRateHz) / agreedBpm, staying: true) else { return }
         agreedBpm = doubled
         recent = (doubled, doubled, recent.0 > 0 ? 2 * recent.0 : 0)
         divergentCount = 0
@@ -347,14 +361,31 @@ struct TempoEstimator: ~Copyable {
 
     /// Whether the hats pulse with the beat of `lag` but never between its beats: their
     /// autocorrelation reaches `hatPulseCorrelation` at the beat and stays under
-    /// `hatSubdivisionCorrelation` at half of it. Hats play the subdivision of the beat (eighths,
+    /// `hatSubdivisionCorrelation` at half and a quarter of it (its lower bound to move to the
+    /// slower tempo, its upper one when `staying` there: a crash cymbal every few bars raises
+    /// the short lags for a while), and the hats fall on the onsets, not half a beat off. Hats play the subdivision of the beat (eighths,
     /// sixteenths); hats exactly on every beat and nowhere between say the beat is twice as
     /// long (a slow rock beat's or a one-drop's eighths read as a fast tempo's beats). Silent
     /// hats say nothing. Real-time safe.
     @_noLocks
-    private func hatsOnlyMarkTheBeat(lag: Float) -> Bool {
-        hatsAreALayer && hatCorrelation.normalised(at: lag) >= Self.hatPulseCorrelation
-            && hatCorrelation.normalised(at: lag / 2) < Self.hatSubdivisionCorrelation
+    private func hatsOnlyMarkTheBeat(lag: Float, staying: Bool) -> Bool {
+        let limit = staying ? Self.hatSubdivisionCorrelation.upperBound : Self.hatSubdivisionCorrelation.lowerBound
+        return hatsAreALayer && hatCorrelation.normalised(at: lag) >= Self.hatPulseCorrelation
+            && max(hatCorrelation.normalised(at: lag / 2), hatCorrelation.normalised(at: lag / 4)) < limit
+            && hatLead(at: lag / 2) < hatLead(at: 0)
+    }
+
+    /// The onset signal's running product with the hat band's signal `lag` hops earlier
+    /// (linear interpolation; 0 beyond the lags kept). Hats on the beats correlate most at
+    /// lag 0; off-beat hats (four-on-the-floor's open hats) at half a beat. Real-time safe.
+    @_noLocks
+    private func hatLead(at lag: Float) -> Float {
+        let lower = Int(lag)
+        guard lag >= 0, lower + 1 < hatLeadProducts.count else { return 0 }
+        let fraction = lag - Float(lower)
+        let low = hatLeadProducts[lower] / max(hatLeadWeights[lower], 1e-9)
+        let high = hatLeadProducts[lower + 1] / max(hatLeadWeights[lower + 1], 1e-9)
+        return low * (1 - fraction) + high * fraction
     }
 
     /// Decides, with hysteresis, whether the hat band is a layer of its own: clicks and other
@@ -368,7 +399,7 @@ struct TempoEstimator: ~Copyable {
             hatsAreALayer = false
             return
         }
-        let correlation = crossProduct / max(crossWeight, 1e-9) / scale
+        let correlation = hatLead(at: 0) / scale
         if correlation < Self.hatLayerCorrelation.lowerBound { hatsAreALayer = true }
         if correlation > Self.hatLayerCorrelation.upperBound { hatsAreALayer = false }
     }
@@ -394,7 +425,7 @@ struct TempoEstimator: ~Copyable {
         guard agreedBpm > 0, !octaveRaised, !octaveLowered, halfTempoEvidence < Self.halfTempoMaximumRatio else { return false }
         let lag = Float(60 * frameRateHz) / agreedBpm
         let bothPreferred = Double(lag) >= preferredMinimumLag && Double(2 * lag) <= preferredMaximumLag
-        guard (accentEveryFourBeats && bothPreferred) || hatsOnlyMarkTheBeat(lag: lag),
+        guard (accentEveryFourBeats && bothPreferred) || hatsOnlyMarkTheBeat(lag: lag, staying: false),
               Double(2 * lag) <= maximumLag / Self.rangeTolerance else { return false }
         let halved = 0.5 * agreedBpm
         agreedBpm = halved
@@ -413,8 +444,8 @@ struct TempoEstimator: ~Copyable {
     mutating func restart() {
         onsetCorrelation.restart()
         hatCorrelation.restart()
-        crossProduct = 0
-        crossWeight = 0
+        hatLeadProducts.fill(with: 0)
+        hatLeadWeights.fill(with: 0)
         recent = (0, 0, 0)
         divergentCount = 0
         agreedBpm = 0
