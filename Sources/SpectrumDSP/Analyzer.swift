@@ -287,13 +287,14 @@ public struct Analyzer: ~Copyable {
         //    (`streamFrame` is the stage's position, `spectrumLeadFrames` before the hop's end).
         let onset = onsetDetector.detect(power: combinedPower.base, history: history, hopEndFrame: streamFrame)
         latestFrame.pointee.onset = OnsetReading(strength: onset.eventStrength, timeFrames: onset.eventStrength > 0 ? onset.timeFrames : 0)
+        if onset.hatStrength > 0 { beatTracker.addHatOnset(timeFrames: onset.timeFrames, strength: onset.hatStrength) }
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
         // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal; the
         //    double tempo when the beat grid finds strong onsets halfway between its beats.
         tempoEstimator.update(flux: onset.flux, hatFlux: onset.hatFlux)
         if beatTracker.suggestsDoubleTempo { tempoEstimator.adoptDoubleTempo() }
         if beatTracker.suggestsHalfTempo && tempoEstimator.adoptHalfTempo(accentEveryFourBeats: beatTracker.accentsEveryFourBeats) {
-            beatTracker.halveTempo()
+            beatTracker.halveTempo(now: Double(streamFrame))
         }
         // 10) Beat grid, phase and beat events.
         let beat = beatTracker.update(agreedBpm: tempoEstimator.agreedBpm, generation: tempoEstimator.generation, hopEndFrame: streamFrame)

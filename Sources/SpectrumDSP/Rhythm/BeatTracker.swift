@@ -31,6 +31,14 @@ struct BeatTracker {
     private var onsetBassShares = InlineArray<32, Float>(repeating: 0)
     private var onsetCount = 0
     private var onsetWrite = 0
+    /// Hat-band onsets (time, strength), a ring like the onsets': which beats the hats mark.
+    private var hatTimes = InlineArray<32, Double>(repeating: 0)
+    private var hatStrengths = InlineArray<32, Float>(repeating: 0)
+    private var hatCount = 0
+    private var hatWrite = 0
+    /// Set when the grid was halved onto the beats its hats mark: the upper band's phase
+    /// re-check stays off until the next seeding (a one-drop's skank chords fill the off-beats).
+    private var phaseFromHats = false
 
     private(set) var isLocked = false
     /// Frames per beat of the grid, and of the agreed tempo that seeded it.
@@ -79,6 +87,15 @@ struct BeatTracker {
         fitMemoryFrames = Self.fitMemorySeconds * sampleRateHz
     }
 
+    /// Records a hat-band onset. Real-time safe.
+    @_noLocks
+    mutating func addHatOnset(timeFrames: Double, strength: Float) {
+        hatTimes[hatWrite] = timeFrames
+        hatStrengths[hatWrite] = strength
+        hatWrite = (hatWrite + 1) & 31
+        hatCount = min(hatCount + 1, 32)
+    }
+
     /// Records an onset and, when locked, refits the grid. Real-time safe.
     @_noLocks
     mutating func addOnset(timeFrames: Double, strength: Float, bassShare: Float) {
@@ -92,7 +109,7 @@ struct BeatTracker {
             // beat when the upper band clearly prefers it.
             let onBeat = gridSupport(anchor: anchorFrame, period: periodFrames, now: timeFrames, upperBandOnly: true)
             let offBeat = gridSupport(anchor: anchorFrame + 0.5 * periodFrames, period: periodFrames, now: timeFrames, upperBandOnly: true)
-            if offBeat > Self.phaseSwitchRatio * onBeat { anchorFrame += 0.5 * periodFrames }
+            if offBeat > Self.phaseSwitchRatio * onBeat && !phaseFromHats { anchorFrame += 0.5 * periodFrames }
             refit(now: timeFrames)
             suggestsDoubleTempo = offBeatsAreStrong(now: timeFrames)
             (suggestsHalfTempo, accentsEveryFourBeats, strongParity) = parities(now: timeFrames)
@@ -130,13 +147,17 @@ struct BeatTracker {
         return (weakParity, other < Self.weakParityShare * accent, strong)
     }
 
-    /// Halves the grid's tempo keeping its beats of the stronger parity (after the estimator
-    /// adopted half the tempo on `suggestsHalfTempo`): reseeding from scratch would weigh the
-    /// off-beats afresh (a one-drop's skank chords). Real-time safe.
+    /// Halves the grid's tempo (after the estimator adopted half the tempo on
+    /// `suggestsHalfTempo`), keeping the parity of its beats that the hats mark when one does
+    /// clearly more (`phaseSwitchRatio`: swung eighths start on the beat, a one-drop's skank
+    /// chords fill the off-beats), else the parity with the stronger onsets. Reseeding from
+    /// scratch would weigh the off-beats afresh. Real-time safe.
     @_noLocks
-    mutating func halveTempo() {
+    mutating func halveTempo(now: Double) {
         guard isLocked, periodFrames > 0 else { return }
-        anchorFrame += Double(strongParity) * periodFrames
+        let marked = hatMarkedAnchor(anchorFrame, or: anchorFrame + periodFrames, period: 2 * periodFrames, now: now)
+        phaseFromHats = marked != nil
+        anchorFrame = marked ?? anchorFrame + Double(strongParity) * periodFrames
         periodFrames *= 2
         seedPeriodFrames = periodFrames
         suggestsHalfTempo = false
@@ -246,6 +267,7 @@ struct BeatTracker {
         let offBeat = gridSupport(anchor: bestAnchor + 0.5 * period, period: period, now: now, upperBandOnly: true)
         if offBeat > onBeat { anchorFrame = bestAnchor + 0.5 * period }
         isLocked = true
+        phaseFromHats = false
         suggestsDoubleTempo = false
         suggestsHalfTempo = false
         accentsEveryFourBeats = false
@@ -274,6 +296,31 @@ struct BeatTracker {
                 let share = upperBandOnly ? Double(1 - onsetBassShares[slot]) : 1
                 support += Double(0.25 + onsetStrengths[slot]) * share * (1 - deviation / Self.matchTolerance)
             }
+        }
+        return support
+    }
+
+    /// Of two grids of `period`, the anchor of the one the hats mark clearly more
+    /// (`phaseSwitchRatio`), or nil.
+    @_noLocks
+    private func hatMarkedAnchor(_ first: Double, or second: Double, period: Double, now: Double) -> Double? {
+        let firstHats = hatSupport(anchor: first, period: period, now: now)
+        let secondHats = hatSupport(anchor: second, period: period, now: now)
+        if firstHats > Self.phaseSwitchRatio * secondHats { return first }
+        if secondHats > Self.phaseSwitchRatio * firstHats { return second }
+        return nil
+    }
+
+    /// Hat onsets near the grid points over the last `fitSeconds`, by strength and closeness.
+    @_noLocks
+    private func hatSupport(anchor: Double, period: Double, now: Double) -> Double {
+        var support = 0.0
+        for slot in 0..<hatCount {
+            let time = hatTimes[slot]
+            guard now - time <= fitFrames else { continue }
+            let beats = (time - anchor) / period
+            let deviation = abs(beats - realtimeRound(beats))
+            if deviation <= Self.matchTolerance { support += Double(hatStrengths[slot]) * (1 - deviation / Self.matchTolerance) }
         }
         return support
     }
@@ -346,6 +393,8 @@ struct BeatTracker {
         relearn()
         onsetCount = 0
         onsetWrite = 0
+        hatCount = 0
+        hatWrite = 0
         lastBeatFrame = 0
         seenGeneration = 0
     }

@@ -161,13 +161,15 @@ struct OnsetDetector: ~Copyable {
         hatStatistics.add(hatFlux, step: step)
 
         // 3) Decisions with the minimum gap (each its own), then the exact time.
-        let eventStrength = max(Self.strength(flux, above: eventThreshold), Self.strength(hatFlux, above: hatThreshold))
+        let hatStrength = Self.strength(hatFlux, above: hatThreshold)
+        let eventStrength = max(Self.strength(flux, above: eventThreshold), hatStrength)
         let gridStrength = Self.strength(flux, above: gridThreshold)
         guard eventStrength > 0 || gridStrength > 0 else { return result }
         result.timeFrames = exactTime(history: history, hopEndFrame: hopEndFrame)
         if eventStrength > 0 && result.timeFrames - lastEventFrame >= minimumGapFrames {
             lastEventFrame = result.timeFrames
             result.eventStrength = eventStrength
+            result.hatStrength = hatStrength
         }
         if gridStrength > 0 && result.timeFrames - lastOnsetFrame >= minimumGapFrames {
             lastOnsetFrame = result.timeFrames
@@ -272,4 +274,6 @@ struct OnsetResult {
     var bassShare: Float
     /// Strength of the onset event (0: none): the flux's or the hat band's, whichever is larger.
     var eventStrength: Float
+    /// The hat band's part of an onset event (0: none, or not above the hat band's threshold).
+    var hatStrength: Float = 0
 }
