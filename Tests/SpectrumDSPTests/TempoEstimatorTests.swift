@@ -60,4 +60,24 @@ import SpectrumTestSupport
         #expect(abs(withoutHats - 150) < 1, "3/4 at 150 without hats: \(withoutHats)")
         #expect(abs(waltz - 150) < 1, "3/4 at 150: \(waltz)")
     }
+
+    /// A waltz at 180 BPM (beat 20 hops) has its bar at 60 BPM, the range's floor. Its downbeat
+    /// differs from beats 2 and 3 (kick and bass: an onset over two hops), so the onset signal
+    /// correlates a little more at the bar than at one beat, and not at all at half the bar:
+    /// the octave check alone kept the bar rate (60). The same check for a third of the period
+    /// reads the beat, with or without hats on every beat (eighths say nothing about thirds).
+    @Test func aFastWaltzIsNotReadAtItsBarRate() {
+        let flux: (Int) -> Float = { hop in
+            switch hop % 60 {
+            case 0: 1
+            case 1: 0.6
+            case 20, 40: 0.7
+            default: 0
+            }
+        }
+        let withoutHats = Self.agreedBpm(seconds: 12, flux: flux) { _ in 0 }
+        let hatsOnBeats = Self.agreedBpm(seconds: 12, flux: flux) { hop in hop % 20 == 0 ? 0.5 : 0 }
+        #expect(abs(withoutHats - 180) < 1, "3/4 at 180 without hats: \(withoutHats)")
+        #expect(abs(hatsOnBeats - 180) < 1, "3/4 at 180 with hats on the beats: \(hatsOnBeats)")
+    }
 }

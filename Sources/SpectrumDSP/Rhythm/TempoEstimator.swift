@@ -186,15 +186,16 @@ struct TempoEstimator: ~Copyable {
         return count > 0 ? sum / count : 0
     }
 
-    /// Evidence for the double tempo of `lag` (beat period lag / 2): the correlation at half the
-    /// lag against the correlation at the lag (the seed's check). Further multiples are left out:
-    /// the bar-level repetition at 4 beats would always count against the faster tempo.
+    /// Evidence that the beat is a `parts`-th of the period `lag` (its double tempo for 2, its
+    /// triple for 3): the correlation at `lag / parts` against the correlation at the lag (the
+    /// seed's check, for 2). Further multiples are left out: the bar-level repetition at 4 beats
+    /// would always count against the faster tempo.
     @_noLocks
-    private func doubleTempoRatio(_ lag: Float) -> Float {
-        let odd = max(0, normalised(at: lag / 2))
-        let even = max(0, normalised(at: lag))
-        guard even > 0 else { return odd > 0 ? 1 : 0 }
-        return odd / even
+    private func fasterTempoRatio(_ lag: Float, parts: Float = 2) -> Float {
+        let part = max(0, normalised(at: lag / parts))
+        let whole = max(0, normalised(at: lag))
+        guard whole > 0 else { return part > 0 ? 1 : 0 }
+        return part / whole
     }
 
     /// The highest salience within half a grid step of `lag`, on a grid `fineGridStep` wide.
@@ -263,16 +264,15 @@ struct TempoEstimator: ~Copyable {
             let shown = finePeak(near: Float(60 * frameRateHz) / agreedBpm)
             if shown.salience >= Self.shownTempoShare * best { (bestLag, best) = shown }
         }
-        // 2) Octave check: the double tempo (half lag), or else the half tempo (double lag).
-        if bestLag / 2 >= low - 0.5 {
-            if prefersFaster(ratio: doubleTempoRatio(bestLag), fasterLag: bestLag / 2, slowerLag: bestLag) { bestLag /= 2 }
-        } else if bestLag * 2 <= high + 0.5 {
-            if !prefersFaster(ratio: doubleTempoRatio(bestLag * 2), fasterLag: bestLag, slowerLag: bestLag * 2) { bestLag *= 2 }
-        }
+        // 2) Octave check (the double or half tempo), then the same for a third of the period or
+        //    three times it: a 3/4 bar correlates about as much at its beat as at the bar, and
+        //    not at all at half the bar, so a waltz read at its bar rate fails the octave check.
+        bestLag = metricalLevel(of: bestLag, parts: 2)
+        bestLag = metricalLevel(of: bestLag, parts: 3)
         // 3) Confidence: the salience of the chosen period.
         let chosen = salience(bestLag)
-        doubleTempoEvidence = bestLag / 2 >= low - 0.5 ? doubleTempoRatio(bestLag) : 0
-        let halfRatio = doubleTempoRatio(bestLag * 2)
+        doubleTempoEvidence = bestLag / 2 >= low - 0.5 ? fasterTempoRatio(bestLag) : 0
+        let halfRatio = fasterTempoRatio(bestLag * 2)
         halfTempoEvidence = max(halfRatio, latestHalfRatio)
         latestHalfRatio = halfRatio
         confidence = clampUnit(chosen)
@@ -285,13 +285,32 @@ struct TempoEstimator: ~Copyable {
         return bpm.isFinite ? bpm : 0
     }
 
+    /// The beat period among `lag` and its `parts`-th (or `lag` and `parts` times it, when its
+    /// `parts`-th lies below the range), by `prefersFaster`; `lag` when neither is in range.
     @_noLocks
-    private func prefersFaster(ratio: Float, fasterLag: Float, slowerLag: Float) -> Bool {
+    private func metricalLevel(of lag: Float, parts: Float) -> Float {
+        if lag / parts >= Float(minimumLag) - 0.5 {
+            let faster = prefersFaster(ratio: fasterTempoRatio(lag, parts: parts), fasterLag: lag / parts, slowerLag: lag, parts: parts)
+            return faster ? lag / parts : lag
+        }
+        if lag * parts <= Float(maximumLag) + 0.5 {
+            let faster = prefersFaster(ratio: fasterTempoRatio(lag * parts, parts: parts), fasterLag: lag, slowerLag: lag * parts, parts: parts)
+            return faster ? lag : lag * parts
+        }
+        return lag
+    }
+
+    /// Whether the faster of two beat periods, `parts` of the faster in one of the slower, is
+    /// the beat, given `ratio` = r(faster) / r(slower).
+    @_noLocks
+    private func prefersFaster(ratio: Float, fasterLag: Float, slowerLag: Float, parts: Float) -> Bool {
         // Hats on every beat of the faster tempo and never between, in a duple metre: they are
         // the slower tempo's eighths (a slow rock beat's hi-hat, read as a half-time beat). The
         // metre must be clearly duple to move to the slower tempo, merely duple to stay there.
+        // (Eighths say nothing about a period three beats long.)
         let showsSlower = agreedBpm > 0 && abs(Float(60 * frameRateHz) / agreedBpm - slowerLag) <= 0.05 * slowerLag
-        if hatsOnlyMarkTheBeat(lag: fasterLag, staying: showsSlower) && isDuple(lag: fasterLag, margin: showsSlower ? 0 : Self.dupleMargin) {
+        if parts == 2 && hatsOnlyMarkTheBeat(lag: fasterLag, staying: showsSlower)
+            && isDuple(lag: fasterLag, margin: showsSlower ? 0 : Self.dupleMargin) {
             return false
         }
         if ratio >= Self.strongRatio { return true }
