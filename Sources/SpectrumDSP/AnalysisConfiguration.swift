@@ -113,7 +113,7 @@ public struct RhythmConfiguration: Sendable, Equatable {
     public var enabled: Bool = true
     /// Threshold of the reported onsets: the onset signal (or the hat band's flux) must exceed
     /// mean + k·σ of its recent history (k; the beat grid's onsets use the seed's 1.5).
-    public var onsetThresholdDeviations: Double = 0.75
+    public var onsetThresholdDeviations: Double = 1.0
     /// Time constant of the running mean and σ behind the onset threshold (seed: ~10 s).
     public var onsetStatisticsSeconds: Double = 10
     /// Shortest time between two onsets (seed: 100 ms, i.e. 600 onsets per minute).

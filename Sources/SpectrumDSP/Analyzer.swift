@@ -286,7 +286,7 @@ public struct Analyzer: ~Copyable {
         // 8) Onsets: weighted log-power flux of the main spectrum, adaptive threshold, exact time
         //    (`streamFrame` is the stage's position, `spectrumLeadFrames` before the hop's end).
         let onset = onsetDetector.detect(power: combinedPower.base, history: history, hopEndFrame: streamFrame)
-        latestFrame.pointee.onset = OnsetReading(strength: onset.eventStrength, timeFrames: onset.eventStrength > 0 ? onset.timeFrames : 0)
+        latestFrame.pointee.onset = OnsetReading(strength: onset.eventStrength, timeFrames: onset.eventTimeFrames)
         if onset.hatStrength > 0 { beatTracker.addHatOnset(timeFrames: onset.timeFrames, strength: onset.hatStrength) }
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
         // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal; the

@@ -110,7 +110,7 @@ public enum PresetKeys {
         .number("pitch.percussive_decay_db_per_second", \.pitch.percussiveDecayDecibelsPerSecond, 5...1000, "dB/s", "Windows whose energy falls faster than this (a drum, a note ending) have no note; above 400 Hz the limit grows in proportion to the pitch."),
         .number("pitch.reference_hz", \.pitch.referenceHz, 415...466, "Hz", "Reference pitch of A4 for note names and cents."),
         .flag("rhythm.enabled", \.rhythm.enabled, "Detect onsets, tempo and beats on every hop."),
-        .number("rhythm.onset_threshold_deviations", \.rhythm.onsetThresholdDeviations, 0.5...5, "", "A reported onset needs the onset signal (or the hat band's alone) above its recent mean + this many standard deviations (seed: 1.5; the beat grid's onsets keep 1.5)."),
+        .number("rhythm.onset_threshold_deviations", \.rhythm.onsetThresholdDeviations, 0.5...5, "", "A reported onset needs the onset signal (or a high transient, such as a hi-hat) above its recent mean + this many standard deviations (seed: 1.5; the beat grid's onsets keep 1.5)."),
         .number("rhythm.onset_statistics_seconds", \.rhythm.onsetStatisticsSeconds, 1...60, "s", "Time constant of the running mean and deviation behind the onset threshold (seed: ~10 s)."),
         .number("rhythm.onset_minimum_gap_ms", \.rhythm.onsetMinimumGapMilliseconds, 20...500, "ms", "Shortest time between two onsets (seed: 100 ms)."),
         .number("rhythm.minimum_bpm", \.rhythm.minimumBpm, 30...300, "BPM", "Slowest tempo reported."),

@@ -16,8 +16,10 @@ import Glibc
 ///
 /// Two decisions share that flux: **grid onsets** (threshold k = `gridThresholdDeviations`),
 /// which feed the beat grid, and **onset events** (the reported onsets; k =
-/// `onsetThresholdDeviations`), which also fire on the flux of the hat band (5–16 kHz) alone,
-/// against its own statistics, so that hi-hats are reported without reaching the beat grid.
+/// `onsetThresholdDeviations`), which also fire on high transients found in the samples
+/// (`HatTransientDetector`, same k), so that hi-hats are reported without reaching the beat grid.
+/// The hat band's spectral flux (5–16 kHz) gives the beat grid its **hat onsets** (k =
+/// `hatGridThresholdDeviations`) and the tempo its hat cue.
 ///
 /// `init` allocates; `detect` is real-time safe.
 struct OnsetDetector: ~Copyable {
@@ -38,6 +40,8 @@ struct OnsetDetector: ~Copyable {
     private let logPower: RealtimeBuffer
     private let hopFrames: Int
     private let eventDeviations: Float
+    /// High transients in the samples: the reported hat onsets.
+    private var hatTransients: HatTransientDetector
     /// Per-hop step of the running mean and mean square (1 − exp(−hop/τ)).
     private let statisticsStep: Float
     private let minimumGapFrames: Double
@@ -46,7 +50,7 @@ struct OnsetDetector: ~Copyable {
     /// Energy blocks (~1 ms) used to find the sharpest rise.
     private let blockFrames: Int
     /// How many samples of history the detector reads (the history must hold them).
-    var historyFrames: Int { searchSamples.count }
+    var historyFrames: Int { max(searchSamples.count, hatTransients.historyFrames) }
 
     /// Running statistics of the flux and of the hat band's flux.
     private var fluxStatistics = RunningStatistics()
@@ -55,6 +59,7 @@ struct OnsetDetector: ~Copyable {
     private var hopCount: Float = 0
     private var lastOnsetFrame: Double = -1e12
     private var lastEventFrame: Double = -1e12
+    private var lastHatOnsetFrame: Double = -1e12
     private var primed = false
 
     static var logGain: Float { 1e6 }
@@ -68,6 +73,8 @@ struct OnsetDetector: ~Copyable {
     static var hatCompressionGain: Float { 10 }
     /// k of the grid onsets' threshold (the seed's 1.5): the beat grid wants the accents only.
     static var gridThresholdDeviations: Float { 1.5 }
+    /// k of the hat band's spectral onsets given to the beat grid (its hat-parity check).
+    static var hatGridThresholdDeviations: Float { 0.75 }
     static var upperBandWeight: Double { 1 }
     /// The onset signal must also exceed this (mean positive log change per bin, nats): a floor
     /// under the adaptive threshold so that digital silence and near-silence give no onsets.
@@ -103,6 +110,9 @@ struct OnsetDetector: ~Copyable {
         blockFrames = max(1, Int((Self.blockMilliseconds / 1000 * sampleRateHz).rounded()))
         searchFrames = (hopFrames + hopFrames / 2 + blockFrames - 1) / blockFrames * blockFrames
         searchSamples = RealtimeBuffer(count: searchFrames + Self.contextBlocks * blockFrames, repeating: 0)
+        hatTransients = HatTransientDetector(sampleRateHz: sampleRateHz, hopFrames: hopFrames,
+                                             thresholdDeviations: configuration.onsetThresholdDeviations,
+                                             statisticsSeconds: configuration.onsetStatisticsSeconds)
     }
 
     /// Onset signal of the newest hop and, if the hop holds an onset, its strength and exact
@@ -143,6 +153,7 @@ struct OnsetDetector: ~Copyable {
         // crashes do not raise its threshold far above quiet closed hats.
         hatFlux = lastBin < hatFirstBin ? realtimeLog1p(Self.hatCompressionGain * finiteOr(hatFlux / Float(hatBinCount), 0)) : 0
         var result = OnsetResult(flux: flux, hatFlux: hatFlux, strength: 0, timeFrames: 0, bassShare: 0, eventStrength: 0)
+        let transient = hatTransients.detect(history: history, hopEndFrame: hopEndFrame)
         guard primed else {
             // The first hop has no predecessor: its "rise" from nothing is not an onset.
             primed = true
@@ -154,7 +165,7 @@ struct OnsetDetector: ~Copyable {
         // 2) Adaptive thresholds from the statistics before this hop.
         let gridThreshold = fluxStatistics.threshold(deviations: Self.gridThresholdDeviations, floor: Self.absoluteFloor)
         let eventThreshold = fluxStatistics.threshold(deviations: eventDeviations, floor: Self.absoluteFloor)
-        let hatThreshold = hatStatistics.threshold(deviations: eventDeviations, floor: Self.absoluteFloor)
+        let hatThreshold = hatStatistics.threshold(deviations: Self.hatGridThresholdDeviations, floor: Self.absoluteFloor)
         hopCount = min(hopCount + 1, 1e6)
         let step = max(statisticsStep, 1 / hopCount)
         fluxStatistics.add(flux, step: step)
@@ -162,13 +173,20 @@ struct OnsetDetector: ~Copyable {
 
         // 3) Decisions with the minimum gap (each its own), then the exact time.
         let hatStrength = Self.strength(hatFlux, above: hatThreshold)
-        let eventStrength = max(Self.strength(flux, above: eventThreshold), hatStrength)
+        let fluxEventStrength = Self.strength(flux, above: eventThreshold)
         let gridStrength = Self.strength(flux, above: gridThreshold)
-        guard eventStrength > 0 || gridStrength > 0 else { return result }
-        result.timeFrames = exactTime(history: history, hopEndFrame: hopEndFrame)
-        if eventStrength > 0 && result.timeFrames - lastEventFrame >= minimumGapFrames {
-            lastEventFrame = result.timeFrames
-            result.eventStrength = eventStrength
+        guard fluxEventStrength > 0 || gridStrength > 0 || hatStrength > 0 || transient.strength > 0 else { return result }
+        result.timeFrames = fluxEventStrength > 0 || gridStrength > 0 || hatStrength > 0
+            ? exactTime(history: history, hopEndFrame: hopEndFrame) : transient.timeFrames
+        // The reported onset: the flux's (at the exact time) or the transient's (at its block).
+        let event = fluxEventStrength >= transient.strength ? (fluxEventStrength, result.timeFrames) : (transient.strength, transient.timeFrames)
+        if event.0 > 0 && event.1 - lastEventFrame >= minimumGapFrames {
+            lastEventFrame = event.1
+            result.eventStrength = event.0
+            result.eventTimeFrames = event.1
+        }
+        if hatStrength > 0 && result.timeFrames - lastHatOnsetFrame >= minimumGapFrames {
+            lastHatOnsetFrame = result.timeFrames
             result.hatStrength = hatStrength
         }
         if gridStrength > 0 && result.timeFrames - lastOnsetFrame >= minimumGapFrames {
@@ -232,17 +250,19 @@ struct OnsetDetector: ~Copyable {
     @_noLocks
     mutating func reset() {
         previousLogPower.fill(with: 0)
-        fluxStatistics = RunningStatistics()
-        hatStatistics = RunningStatistics()
+        fluxStatistics.reset()
+        hatStatistics.reset()
         hopCount = 0
         lastOnsetFrame = -1e12
         lastEventFrame = -1e12
+        lastHatOnsetFrame = -1e12
+        hatTransients.reset()
         primed = false
     }
 }
 
 /// Running mean and mean square of a signal (one-pole), and the adaptive threshold from them.
-private struct RunningStatistics {
+struct RunningStatistics {
     var mean: Float = 0
     var meanSquare: Float = 0
 
@@ -250,6 +270,12 @@ private struct RunningStatistics {
     @inline(__always) @_noLocks
     func threshold(deviations: Float, floor: Float) -> Float {
         max(mean + deviations * realtimeSquareRoot(max(0, meanSquare - mean * mean)), floor)
+    }
+
+    @inline(__always) @_noLocks
+    mutating func reset() {
+        mean = 0
+        meanSquare = 0
     }
 
     @inline(__always) @_noLocks
@@ -272,8 +298,10 @@ struct OnsetResult {
     /// The bass band's (≤ `emphasisCornerHz`) share of the onset's flux, 0…1: near 1 for kicks
     /// and bass notes, near 0 for hats, claps and chord attacks.
     var bassShare: Float
-    /// Strength of the onset event (0: none): the flux's or the hat band's, whichever is larger.
+    /// Strength of the onset event (0: none): the flux's or the high transient's, whichever is larger.
     var eventStrength: Float
-    /// The hat band's part of an onset event (0: none, or not above the hat band's threshold).
+    /// Time of the onset event in stream frames (the exact time, or the transient's block).
+    var eventTimeFrames: Double = 0
+    /// Strength of the hat band's spectral onset for the beat grid (0: none), at `timeFrames`.
     var hatStrength: Float = 0
 }
