@@ -175,15 +175,16 @@ struct OnsetDetector: ~Copyable {
         let hatStrength = Self.strength(hatFlux, above: hatThreshold)
         let fluxEventStrength = Self.strength(flux, above: eventThreshold)
         let gridStrength = Self.strength(flux, above: gridThreshold)
-        guard fluxEventStrength > 0 || gridStrength > 0 || hatStrength > 0 || transient.strength > 0 else { return result }
-        result.timeFrames = fluxEventStrength > 0 || gridStrength > 0 || hatStrength > 0
-            ? exactTime(history: history, hopEndFrame: hopEndFrame) : transient.timeFrames
-        // The reported onset: the flux's (at the exact time) or the transient's (at its block).
-        let event = fluxEventStrength >= transient.strength ? (fluxEventStrength, result.timeFrames) : (transient.strength, transient.timeFrames)
-        if event.0 > 0 && event.1 - lastEventFrame >= minimumGapFrames {
-            lastEventFrame = event.1
-            result.eventStrength = event.0
-            result.eventTimeFrames = event.1
+        if fluxEventStrength > 0 || gridStrength > 0 || hatStrength > 0 {
+            result.timeFrames = exactTime(history: history, hopEndFrame: hopEndFrame)
+        }
+        // The reported onset: the flux's (at the exact time) or the transient's, the stronger.
+        let event = fluxEventStrength >= transient.strength
+            ? (strength: fluxEventStrength, timeFrames: result.timeFrames) : transient
+        if event.strength > 0 && event.timeFrames - lastEventFrame >= minimumGapFrames {
+            lastEventFrame = event.timeFrames
+            result.eventStrength = event.strength
+            result.eventTimeFrames = event.timeFrames
         }
         if hatStrength > 0 && result.timeFrames - lastHatOnsetFrame >= minimumGapFrames {
             lastHatOnsetFrame = result.timeFrames
