@@ -155,6 +155,33 @@ import SpectrumTestSupport
         }
     }
 
+    /// A legato step up to a note at or above 300 Hz: for several hops the long window still
+    /// repeats at the old note's period, or at one common to both notes (a fifth up: an octave
+    /// below the old note), while the short window already reads the new note; reaching its
+    /// octave below, it overrules the lower reading, and where both windows read the new note
+    /// it shows at once. Shown from 2 hops (33 ms) after the change on, nothing else between.
+    /// Without the short window's say: the sub-multiple for a hop, the new note 4 hops in.
+    @Test(arguments: sampleRates)
+    func aLegatoStepUpShowsTheNewNoteWithinTwoHops(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopFrames = Int((sampleRateHz / 60).rounded())
+        let partials = [1, 0.6, 0.3, 0.2]
+        for (first, second) in [(57, 64), (62, 69), (55, 67), (64, 76)] {
+            let firstHz = TestSignals.frequencyHz(midiNote: Double(first)), secondHz = TestSignals.frequencyHz(midiNote: Double(second))
+            let signal = TestSignals.harmonicTone(fundamentalHz: firstHz, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: Double(18 * hopFrames) / sampleRateHz)
+                + TestSignals.harmonicTone(fundamentalHz: secondHz, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: 0.3)
+            analyzer.reset()
+            let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames])
+            // Frame 17 ends where the second note starts.
+            for index in 18..<36 {
+                let shown = frames[index].pitch
+                let allowed = index >= 19 ? [Int32(second)] : [Int32(first), Int32(second)]
+                #expect(!shown.hasNote && index < 19 || shown.hasNote && allowed.contains(shown.noteNumber),
+                        "MIDI \(first) → \(second) at \(sampleRateHz) Hz: \(index - 17) hops in, \(shown.hasNote ? "\(shown.noteNumber)" : "no note")")
+            }
+        }
+    }
+
     /// An organ stop with a quint (a 2⅔' mutation: partials at 3/2·f and 9/2·f besides the
     /// note's own) repeats at half the note's frequency, where it has no partial at all. The
     /// tuner reads the note, not the octave below; the missing-fundamental tones of

@@ -7,10 +7,11 @@ import Glibc
 /// Each hop: gates (silence, a fast decay), the first key maximum of the correlation of the
 /// long window (2.2 periods of the lowest note), the octave hold and the mutation check, the
 /// period by parabolic interpolation, and above 150 Hz a refinement on the fundamental's phase
-/// advance (a piano's stretched partials pull the autocorrelation sharp). When the long window
-/// finds no pitch — at a note's start, where it still holds what came before — a short window
-/// (2.2 periods of 150 Hz) may answer with a stricter threshold, so notes above 150 Hz show
-/// sooner.
+/// advance (a piano's stretched partials pull the autocorrelation sharp). A short window
+/// (2.2 periods of 150 Hz, the newest 14.7 ms) answers when the long window finds no pitch — at
+/// a note's start, where it still holds what came before — overrules a lower long-window
+/// reading from 300 Hz up, and confirms one it agrees with (the tracker then shows it at once),
+/// so notes above 150 Hz show sooner.
 ///
 /// `init` allocates and plans; `detect` is real-time safe.
 struct PitchDetector: ~Copyable {
@@ -60,6 +61,14 @@ struct PitchDetector: ~Copyable {
     /// r the short window's estimate must reach: with fewer periods in it, noise and a note's
     /// transient correlate more by chance than in the long window.
     static let shortWindowConfidence: Float = 0.8
+    /// Lowest short-window pitch that overrules a lower long-window reading: twice the short
+    /// window's lowest note, so its lags reach the octave below (a window repeating there would
+    /// have read it).
+    static let shortWindowOverruleHz = Float(2 * shortWindowLowestHz)
+    /// A semitone: the long window reads lower than the short window by more than this.
+    static let semitoneRatio: Float = 1.0595
+    /// The short window confirms the long window's reading within 50 cents (2^(1/24) − 1).
+    static let confirmationRatio: Float = 0.0293
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
@@ -162,10 +171,21 @@ struct PitchDetector: ~Copyable {
         let periodFrames = (Float(chosen) + offset) / notesPerPeriod
         let frequencyHz = sampleRateHz / periodFrames
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio) else { return unvoiced() }
+        // 5) The short window, the newest 14.7 ms: a confident reading high enough that its lags
+        //    hold its octave below overrules a lower long-window reading (the long window still
+        //    repeats at an earlier note's period, or at a period common to it and this one);
+        //    one within 50 cents (`confirmationRatio`) confirms the long window's reading.
+        var confirmed = false
+        if let estimate = shortWindowPitch(history: history) {
+            if estimate.frequencyHz >= Self.shortWindowOverruleHz && estimate.frequencyHz > frequencyHz * Self.semitoneRatio {
+                return shortWindowEstimate(estimate, energyRatio: energyRatio)
+            }
+            confirmed = abs(estimate.frequencyHz - frequencyHz) <= frequencyHz * Self.confirmationRatio
+        }
         heldPeriodFrames = periodFrames
         hopsSinceVoiced = 0
-        // 5) The refinement on the fundamental's phase advance.
-        return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1))
+        // 6) The refinement on the fundamental's phase advance.
+        return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1), confirmed: confirmed)
     }
 
     /// The short window's estimate, taken when the long window has none. `energyRatio` is the
@@ -340,5 +360,8 @@ struct PitchDetector: ~Copyable {
 struct RawPitch {
     var frequencyHz: Float
     var confidence: Float
+    /// Both windows read this pitch (the long window's reading, the short window's within
+    /// 50 cents): the tracker shows it at once.
+    var confirmed = false
     static var unvoiced: RawPitch { RawPitch(frequencyHz: 0, confidence: 0) }
 }

@@ -2,12 +2,15 @@ import Glibc
 
 /// Turns raw estimates into what a tuner shows: median of the last three estimates, flushed
 /// when the pitch jumps by more than a semitone, and "no note" unless at least two of the last
-/// three were confident. Real-time safe after `init`.
+/// three were confident, or the newest alone is very confident or confirmed by both of the
+/// detector's windows. Real-time safe after `init`.
 struct PitchTracker {
     private let referenceHz: Float
     /// The last three raw frequencies, newest first (0 = unvoiced).
     private var recent: (Float, Float, Float) = (0, 0, 0)
     private var recentConfidence: (Float, Float, Float) = (0, 0, 0)
+    /// Whether the newest estimate was confirmed by both of the detector's windows.
+    private var newestConfirmed = false
 
     /// Confidence at which one estimate is enough to show a note (otherwise two of three).
     static let immediateConfidence: Float = 0.95
@@ -28,11 +31,15 @@ struct PitchTracker {
         }
         recent = (raw.frequencyHz, recent.0, recent.1)
         recentConfidence = (raw.confidence, recentConfidence.0, recentConfidence.1)
+        newestConfirmed = raw.confirmed
 
         let voicedCount = (recent.0 > 0 ? 1 : 0) + (recent.1 > 0 ? 1 : 0) + (recent.2 > 0 ? 1 : 0)
         // A single estimate is shown at once only when it is very clearly periodic (noise and
-        // the mixed windows of note changes stay well below this).
-        let clearSingle = voicedCount == 1 && recent.0 > 0 && recentConfidence.0 >= Self.immediateConfidence
+        // the mixed windows of note changes stay well below this), or when the detector's long
+        // and short windows read it alike (the new note fills the newest 14.7 ms and already
+        // dominates the 58 ms window).
+        let clearSingle = voicedCount == 1 && recent.0 > 0
+            && (recentConfidence.0 >= Self.immediateConfidence || newestConfirmed)
         guard voicedCount >= 2 || clearSingle else { return .none }
         let frequencyHz: Float
         if clearSingle {
@@ -56,6 +63,7 @@ struct PitchTracker {
     mutating func reset() {
         recent = (0, 0, 0)
         recentConfidence = (0, 0, 0)
+        newestConfirmed = false
     }
 
     @inline(__always) @_noLocks
