@@ -38,6 +38,7 @@ public struct Analyzer: ~Copyable {
     private var pitchTracker: PitchTracker
     private let rhythmEnabled: Bool
     private var onsetDetector: OnsetDetector
+    private var hatTransients: HatTransientDetector
     private var tempoEstimator: TempoEstimator
     private var beatTracker: BeatTracker
     /// A beat taken between hops (`consume` ended inside a hop): it goes into the hop's frame.
@@ -104,6 +105,8 @@ public struct Analyzer: ~Copyable {
         rhythmEnabled = configuration.rhythm.enabled
         onsetDetector = OnsetDetector(configuration: configuration.rhythm, sampleRateHz: sampleRateHz, hopFrames: hopFrames,
                                       binCount: mainSpectrum.binCount, binSpacingHz: mainSpectrum.binSpacingHz)
+        hatTransients = HatTransientDetector(sampleRateHz: sampleRateHz, thresholdDeviations: configuration.rhythm.onsetThresholdDeviations,
+                                             statisticsSeconds: configuration.rhythm.onsetStatisticsSeconds)
         tempoEstimator = TempoEstimator(configuration: configuration.rhythm, frameRateHz: sampleRateHz / Double(hopFrames))
         beatTracker = BeatTracker(configuration: configuration.rhythm, sampleRateHz: sampleRateHz)
         history = SampleHistory(capacity: max(windowFrames, pitchDetector.windowFrames, onsetDetector.historyFrames))
@@ -169,6 +172,7 @@ public struct Analyzer: ~Copyable {
             history.append(sample)
             decimator.push(sample, into: &bassHistory)
             levelMeter.observe(sample)
+            if rhythmEnabled { hatTransients.observe(sample, frame: streamFrame + Int64(offset)) }
         }
         framesUntilHop -= run
         framesUntilSpectrum -= run
@@ -285,7 +289,8 @@ public struct Analyzer: ~Copyable {
     private mutating func analyseRhythm() {
         // 8) Onsets: weighted log-power flux of the main spectrum, adaptive threshold, exact time
         //    (`streamFrame` is the stage's position, `spectrumLeadFrames` before the hop's end).
-        let onset = onsetDetector.detect(power: combinedPower.base, history: history, hopEndFrame: streamFrame)
+        let onset = onsetDetector.detect(power: combinedPower.base, history: history, hopEndFrame: streamFrame,
+                                         transient: hatTransients.take())
         latestFrame.pointee.onset = OnsetReading(strength: onset.eventStrength, timeFrames: onset.eventTimeFrames)
         if onset.hatStrength > 0 { beatTracker.addHatOnset(timeFrames: onset.timeFrames, strength: onset.hatStrength) }
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
@@ -336,6 +341,7 @@ public struct Analyzer: ~Copyable {
         pitchDetector.reset()
         latestFrame.pointee.pitch = .none
         onsetDetector.reset()
+        hatTransients.reset()
         tempoEstimator.reset()
         beatTracker.reset()
         beatForFrame = .none

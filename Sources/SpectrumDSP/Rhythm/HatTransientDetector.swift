@@ -14,7 +14,11 @@ import Glibc
 /// first of the block's four sub-blocks (~1 ms) whose energy rises clearly (by half the block's
 /// log rise) above the loudest recent block's level.
 ///
-/// `init` allocates nothing; `detect` is real-time safe.
+/// The samples are observed one by one as they arrive (`observe`, in the analyser's sample
+/// intake), so a JACK cycle pays only for its own samples; the analysis point takes the
+/// strongest transient since the last (`take`).
+///
+/// `init` allocates nothing; `observe` and `take` are real-time safe.
 struct HatTransientDetector {
     /// Biquad coefficients of one high-pass section (normalised: a0 = 1).
     private let b0: Float, b1: Float, b2: Float, a1: Float, a2: Float
@@ -36,8 +40,8 @@ struct HatTransientDetector {
     /// Log energies of the last `contextBlocks` blocks, and how many are valid.
     private var context = InlineArray<3, Float>(repeating: 0)
     private var contextCount = 0
-    /// Stream frame of the next sample to filter.
-    private var nextFrame: Int64 = 0
+    /// The strongest transient since the last `take` (strength 0: none).
+    private var pending: (strength: Float, timeFrames: Double) = (0, 0)
 
     static var cornerFrequencyHz: Double { 6_000 }
     static var blockMilliseconds: Double { 4 }
@@ -48,10 +52,7 @@ struct HatTransientDetector {
     /// The rise (nats of block energy; 0.3 ≈ 1.3 dB) below which nothing is an onset.
     static var absoluteFloor: Float { 0.3 }
 
-    /// How many samples of history `detect` may read: two hops.
-    let historyFrames: Int
-
-    init(sampleRateHz: Double, hopFrames: Int, thresholdDeviations: Double, statisticsSeconds: Double) {
+    init(sampleRateHz: Double, thresholdDeviations: Double, statisticsSeconds: Double) {
         // Bilinear-transform Butterworth high-pass (Q = 1/√2), cascaded twice.
         let omega = 2 * Double.pi * min(Self.cornerFrequencyHz, 0.45 * sampleRateHz) / sampleRateHz
         let quality = 0.5.squareRoot()
@@ -67,64 +68,63 @@ struct HatTransientDetector {
         energyFloor = Self.meanSquareFloor * Float(blockFrames)
         deviations = Float(thresholdDeviations)
         statisticsStep = Float(1 - exp(-Double(blockFrames) / sampleRateHz / statisticsSeconds))
-        historyFrames = 2 * hopFrames
     }
 
-    /// Filters the samples since the last call (up to `historyFrames`; `hopEndFrame` is the
-    /// stream frame after the newest sample in `history`) and returns the strongest transient
-    /// among them that passes the threshold: its strength `1 − threshold / rise` (0: none) and
-    /// the stream frame where its block starts. Real-time safe.
+    /// Takes the sample at stream frame `frame` (finite). Real-time safe.
+    @inline(__always) @_noLocks
+    mutating func observe(_ sample: Float, frame: Int64) {
+        // 1) High-pass, two sections.
+        let first = b0 * sample + firstState.0
+        firstState = (b1 * sample - a1 * first + firstState.1, b2 * sample - a2 * first)
+        let second = b0 * first + secondState.0
+        secondState = (b1 * first - a1 * second + secondState.1, b2 * first - a2 * second)
+        // 2) Block energy, kept per sub-block for the onset's time.
+        blockEnergy += second * second
+        blockFill += 1
+        guard blockFill % subBlockFrames == 0 else { return }
+        let index = blockFill / subBlockFrames - 1
+        var earlier: Float = 0
+        for previous in 0..<index { earlier += subBlockEnergies[previous] }
+        subBlockEnergies[index] = blockEnergy - earlier
+        if blockFill == blockFrames { completeBlock(endFrame: frame + 1) }
+    }
+
+    /// 3) The block's rise over the loudest recent block, against the threshold from the blocks
+    /// before it; the strongest transient is kept for `take`. Real-time safe.
     @_noLocks
-    mutating func detect(history: borrowing SampleHistory, hopEndFrame: Int64) -> (strength: Float, timeFrames: Double) {
-        let count = Int(min(max(0, hopEndFrame - nextFrame), Int64(historyFrames)))
-        var best: (strength: Float, timeFrames: Double) = (0, 0)
-        let runs = history.latestRuns(count)
-        var frame = hopEndFrame - Int64(count)
-        for index in 0..<count {
-            let sample = index < runs.firstCount ? runs.first[index] : runs.second[index - runs.firstCount]
-            // 1) High-pass, two sections.
-            let first = b0 * sample + firstState.0
-            firstState = (b1 * sample - a1 * first + firstState.1, b2 * sample - a2 * first)
-            let second = b0 * first + secondState.0
-            secondState = (b1 * first - a1 * second + secondState.1, b2 * first - a2 * second)
-            // 2) Block energy; at each block's end, its rise over the loudest recent block.
-            blockEnergy += second * second
-            blockFill += 1
-            frame += 1
-            if blockFill % subBlockFrames == 0 {
-                // The block's energy so far, minus its earlier sub-blocks': this sub-block's.
-                let index = blockFill / subBlockFrames - 1
-                var earlier: Float = 0
-                for previous in 0..<index { earlier += subBlockEnergies[previous] }
-                subBlockEnergies[index] = blockEnergy - earlier
+    private mutating func completeBlock(endFrame: Int64) {
+        let logEnergy = approximateNaturalLog(blockEnergy + energyFloor)
+        blockEnergy = 0
+        blockFill = 0
+        if contextCount == Self.contextBlocks {
+            let rise = max(0, logEnergy - max(context[0], max(context[1], context[2])))
+            let threshold = statistics.threshold(deviations: deviations, floor: Self.absoluteFloor)
+            blockCount = min(blockCount + 1, 1e6)
+            statistics.add(rise, step: max(statisticsStep, 1 / blockCount))
+            if rise > threshold {
+                let strength = clampUnit(1 - threshold / rise)
+                let startFrame = endFrame - Int64(blockFrames - onsetSubBlock(rise: rise) * subBlockFrames)
+                if strength > pending.strength { pending = (strength, Double(startFrame)) }
             }
-            guard blockFill == blockFrames else { continue }
-            let logEnergy = approximateNaturalLog(blockEnergy + energyFloor)
-            blockEnergy = 0
-            blockFill = 0
-            if contextCount == Self.contextBlocks {
-                let rise = max(0, logEnergy - max(context[0], max(context[1], context[2])))
-                // 3) Adaptive threshold from the blocks before this one.
-                let threshold = statistics.threshold(deviations: deviations, floor: Self.absoluteFloor)
-                blockCount = min(blockCount + 1, 1e6)
-                statistics.add(rise, step: max(statisticsStep, 1 / blockCount))
-                if rise > threshold {
-                    let strength = clampUnit(1 - threshold / rise)
-                    if strength > best.strength { best = (strength, Double(frame - Int64(blockFrames - onsetSubBlock(rise: rise) * subBlockFrames))) }
-                }
-            } else {
-                contextCount += 1
-            }
-            context[0] = context[1]
-            context[1] = context[2]
-            context[2] = logEnergy
+        } else {
+            contextCount += 1
         }
-        nextFrame = hopEndFrame
+        context[0] = context[1]
+        context[1] = context[2]
+        context[2] = logEnergy
         // Finite but huge input (±1e38) can overflow the filter: start afresh rather than keep NaN.
         if !(abs(firstState.0) + abs(firstState.1) + abs(secondState.0) + abs(secondState.1)).isFinite {
-            reset(at: hopEndFrame)
+            firstState = (0, 0)
+            secondState = (0, 0)
         }
-        return best
+    }
+
+    /// The strongest transient since the last call: its strength `1 − threshold / rise` (0: none)
+    /// and the stream frame where it starts; then forgets it. Real-time safe.
+    @_noLocks
+    mutating func take() -> (strength: Float, timeFrames: Double) {
+        defer { pending = (0, 0) }
+        return pending
     }
 
     /// The first sub-block of the newest block whose energy exceeds the loudest recent block's
@@ -138,7 +138,7 @@ struct HatTransientDetector {
     }
 
     @_noLocks
-    mutating func reset(at streamFrame: Int64 = 0) {
+    mutating func reset() {
         firstState = (0, 0)
         secondState = (0, 0)
         statistics.reset()
@@ -148,6 +148,6 @@ struct HatTransientDetector {
         for index in 0..<Self.contextBlocks { context[index] = 0 }
         for index in 0..<4 { subBlockEnergies[index] = 0 }
         contextCount = 0
-        nextFrame = streamFrame
+        pending = (0, 0)
     }
 }

@@ -40,8 +40,6 @@ struct OnsetDetector: ~Copyable {
     private let logPower: RealtimeBuffer
     private let hopFrames: Int
     private let eventDeviations: Float
-    /// High transients in the samples: the reported hat onsets.
-    private var hatTransients: HatTransientDetector
     /// Per-hop step of the running mean and mean square (1 − exp(−hop/τ)).
     private let statisticsStep: Float
     private let minimumGapFrames: Double
@@ -50,7 +48,7 @@ struct OnsetDetector: ~Copyable {
     /// Energy blocks (~1 ms) used to find the sharpest rise.
     private let blockFrames: Int
     /// How many samples of history the detector reads (the history must hold them).
-    var historyFrames: Int { max(searchSamples.count, hatTransients.historyFrames) }
+    var historyFrames: Int { searchSamples.count }
 
     /// Running statistics of the flux and of the hat band's flux.
     private var fluxStatistics = RunningStatistics()
@@ -110,16 +108,15 @@ struct OnsetDetector: ~Copyable {
         blockFrames = max(1, Int((Self.blockMilliseconds / 1000 * sampleRateHz).rounded()))
         searchFrames = (hopFrames + hopFrames / 2 + blockFrames - 1) / blockFrames * blockFrames
         searchSamples = RealtimeBuffer(count: searchFrames + Self.contextBlocks * blockFrames, repeating: 0)
-        hatTransients = HatTransientDetector(sampleRateHz: sampleRateHz, hopFrames: hopFrames,
-                                             thresholdDeviations: configuration.onsetThresholdDeviations,
-                                             statisticsSeconds: configuration.onsetStatisticsSeconds)
     }
 
     /// Onset signal of the newest hop and, if the hop holds an onset, its strength and exact
-    /// time. `power` is the main spectrum; `hopEndFrame` the stream frame after the newest sample.
+    /// time. `power` is the main spectrum; `hopEndFrame` the stream frame after the newest sample;
+    /// `transient` the strongest high transient of the hop (`HatTransientDetector.take`).
     /// Real-time safe.
     @_noLocks
-    mutating func detect(power: UnsafePointer<Float>, history: borrowing SampleHistory, hopEndFrame: Int64) -> OnsetResult {
+    mutating func detect(power: UnsafePointer<Float>, history: borrowing SampleHistory, hopEndFrame: Int64,
+                         transient: (strength: Float, timeFrames: Double)) -> OnsetResult {
         // 1) Weighted, half-wave-rectified log-power flux; the hat band's mean flux apart.
         // (Simple loops rather than one, so that each vectorises.)
         for bin in firstBin...lastBin {
@@ -153,7 +150,6 @@ struct OnsetDetector: ~Copyable {
         // crashes do not raise its threshold far above quiet closed hats.
         hatFlux = lastBin < hatFirstBin ? realtimeLog1p(Self.hatCompressionGain * finiteOr(hatFlux / Float(hatBinCount), 0)) : 0
         var result = OnsetResult(flux: flux, hatFlux: hatFlux, strength: 0, timeFrames: 0, bassShare: 0, eventStrength: 0)
-        let transient = hatTransients.detect(history: history, hopEndFrame: hopEndFrame)
         guard primed else {
             // The first hop has no predecessor: its "rise" from nothing is not an onset.
             primed = true
@@ -257,7 +253,6 @@ struct OnsetDetector: ~Copyable {
         lastOnsetFrame = -1e12
         lastEventFrame = -1e12
         lastHatOnsetFrame = -1e12
-        hatTransients.reset()
         primed = false
     }
 }
