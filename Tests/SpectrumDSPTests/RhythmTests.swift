@@ -165,6 +165,21 @@ import SpectrumTestSupport
         }
     }
 
+    /// Steady white and pink noise (−25 dBFS RMS and louder) are no music: fewer than one
+    /// reported onset every two seconds (a mean + k·σ threshold alone is crossed by a stationary
+    /// signal at a steady rate: ~5 a second with k = 1).
+    @Test func steadyNoiseGivesAlmostNoOnsets() throws {
+        for sampleRateHz in Self.sampleRates {
+            let noises = [("white", TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 20, amplitude: 0.1)),
+                          ("pink", TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: 20, amplitude: 0.3))]
+            for (name, samples) in noises {
+                let signal = RhythmSignal(samples: samples, beatTimesSeconds: [], sampleRateHz: sampleRateHz)
+                let onsets = try Self.frames(signal).filter { $0.onset.isOnset }.count
+                #expect(onsets < 10, "\(name) noise at \(sampleRateHz) Hz: \(onsets) onsets in 20 s")
+            }
+        }
+    }
+
     /// House hats over a quiet noise floor: a kick on every beat, a loud open hat on the
     /// off-beats, and closed hats at half its level on the sixteenths between. In the main
     /// spectrum (42.7 ms window, 16.7 ms hops) the closed hats barely move the hat band's flux
