@@ -78,7 +78,7 @@ enum HopCost {
             rows.append(row("spectrum stage: window, 2 FFTs, bands, dB, auto-level, smoothing, level, waveform (tuner and rhythm off)", spectrumStage))
             rows.append(row("onsets, tempo, beats (mean difference, rhythm on − off)", Statistics(samples: [rhythm.spectrumPoint.mean - plain.spectrumPoint.mean]), percentiles: false))
             rows.append(row("tuner (mean difference, tuner on − off)", Statistics(samples: [full.framePoint.mean - rhythm.framePoint.mean]), percentiles: false))
-            rows.append(row("sample intake: history, bass decimation, peak", full.intake))
+            rows.append(row("sample intake: history, bass decimation, peak, hat transients", full.intake))
             rows.append(row("all analyses, at the spectrum point (spectrum, onsets, tempo, beats)", full.spectrumPoint))
             rows.append(row("all analyses, at the hop's end (level, waveform, tuner)", full.framePoint))
             rows.append(row("**whole hop** (intake + all analyses)", full.whole))
