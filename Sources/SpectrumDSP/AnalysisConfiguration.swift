@@ -111,8 +111,9 @@ public struct RhythmConfiguration: Sendable, Equatable {
     /// Runs onset, tempo and beat analysis (stages 8–10); when off the frame's `onset`, `tempo`
     /// and `beat` stay empty.
     public var enabled: Bool = true
-    /// Threshold of the reported onsets: the onset signal (or the hat band's flux) must exceed
-    /// mean + k·σ of its recent history (k; the beat grid's onsets use the seed's 1.5).
+    /// Threshold of the reported onsets: the onset signal (or a high transient's rise in the
+    /// samples) must exceed mean + k·σ of its recent history (k; the beat grid's onsets use the
+    /// seed's 1.5).
     public var onsetThresholdDeviations: Double = 1.0
     /// Time constant of the running mean and σ behind the onset threshold (seed: ~10 s).
     public var onsetStatisticsSeconds: Double = 10

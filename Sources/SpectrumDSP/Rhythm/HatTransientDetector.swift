@@ -35,8 +35,10 @@ struct HatTransientDetector {
     private let statisticsStep: Float
     private var statistics = RunningStatistics()
     private var blockCount: Float = 0
-    private var blockEnergy: Float = 0
-    private var blockFill = 0
+    /// The sub-block being filled: its energy so far, its samples, its index in the block.
+    private var subBlockEnergy: Float = 0
+    private var subBlockFill = 0
+    private var subBlockIndex = 0
     /// Log energies of the last `contextBlocks` blocks, and how many are valid.
     private var context = InlineArray<3, Float>(repeating: 0)
     private var contextCount = 0
@@ -78,24 +80,26 @@ struct HatTransientDetector {
         firstState = (b1 * sample - a1 * first + firstState.1, b2 * sample - a2 * first)
         let second = b0 * first + secondState.0
         secondState = (b1 * first - a1 * second + secondState.1, b2 * first - a2 * second)
-        // 2) Block energy, kept per sub-block for the onset's time.
-        blockEnergy += second * second
-        blockFill += 1
-        guard blockFill % subBlockFrames == 0 else { return }
-        let index = blockFill / subBlockFrames - 1
-        var earlier: Float = 0
-        for previous in 0..<index { earlier += subBlockEnergies[previous] }
-        subBlockEnergies[index] = blockEnergy - earlier
-        if blockFill == blockFrames { completeBlock(endFrame: frame + 1) }
+        // 2) Energy per sub-block (for the onset's time); four make a block.
+        subBlockEnergy += second * second
+        subBlockFill += 1
+        guard subBlockFill == subBlockFrames else { return }
+        subBlockEnergies[subBlockIndex] = subBlockEnergy
+        subBlockEnergy = 0
+        subBlockFill = 0
+        subBlockIndex += 1
+        if subBlockIndex == 4 {
+            subBlockIndex = 0
+            completeBlock(endFrame: frame + 1)
+        }
     }
 
     /// 3) The block's rise over the loudest recent block, against the threshold from the blocks
     /// before it; the strongest transient is kept for `take`. Real-time safe.
     @_noLocks
     private mutating func completeBlock(endFrame: Int64) {
+        let blockEnergy = subBlockEnergies[0] + subBlockEnergies[1] + subBlockEnergies[2] + subBlockEnergies[3]
         let logEnergy = approximateNaturalLog(blockEnergy + energyFloor)
-        blockEnergy = 0
-        blockFill = 0
         if contextCount == Self.contextBlocks {
             let rise = max(0, logEnergy - max(context[0], max(context[1], context[2])))
             let threshold = statistics.threshold(deviations: deviations, floor: Self.absoluteFloor)
@@ -143,8 +147,9 @@ struct HatTransientDetector {
         secondState = (0, 0)
         statistics.reset()
         blockCount = 0
-        blockEnergy = 0
-        blockFill = 0
+        subBlockEnergy = 0
+        subBlockFill = 0
+        subBlockIndex = 0
         for index in 0..<Self.contextBlocks { context[index] = 0 }
         for index in 0..<4 { subBlockEnergies[index] = 0 }
         contextCount = 0

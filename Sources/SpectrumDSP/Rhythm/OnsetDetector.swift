@@ -16,7 +16,8 @@ import Glibc
 ///
 /// Two decisions share that flux: **grid onsets** (threshold k = `gridThresholdDeviations`),
 /// which feed the beat grid, and **onset events** (the reported onsets; k =
-/// `onsetThresholdDeviations`), which also fire on high transients found in the samples
+/// `onsetThresholdDeviations`, and at least `eventMeanRatio` times the flux's running mean, so
+/// that steady noise gives almost none), which also fire on high transients found in the samples
 /// (`HatTransientDetector`, same k), so that hi-hats are reported without reaching the beat grid.
 /// The hat band's spectral flux (5–16 kHz) gives the beat grid its **hat onsets** (k =
 /// `hatGridThresholdDeviations`) and the tempo its hat cue.
