@@ -10,8 +10,8 @@ import Glibc
 /// advance (a piano's stretched partials pull the autocorrelation sharp). A short window
 /// (2.2 periods of 150 Hz, the newest 14.7 ms) answers when the long window finds no pitch — at
 /// a note's start, where it still holds what came before — overrules a lower long-window
-/// reading from 300 Hz up, and confirms one it agrees with (the tracker then shows it at once),
-/// so notes above 150 Hz show sooner.
+/// reading from 300 Hz up or a legato mixture's common period below, and confirms one it
+/// agrees with (the tracker then shows it at once), so notes above 150 Hz show sooner.
 ///
 /// `init` allocates and plans; `detect` is real-time safe.
 struct PitchDetector: ~Copyable {
@@ -28,6 +28,8 @@ struct PitchDetector: ~Copyable {
     /// ~50 ms of hops: a window's energy wobbles with the phase of a low note from hop to hop,
     /// a trend over several hops does not.
     private let decayLookbackHops: Int
+    /// `establishedNoteSeconds` in hops.
+    private let establishedHops: Int
     /// Window energies of the last `decayLookbackHops` hops, a ring (0 = none yet).
     private let recentEnergies: RealtimeBuffer
     private var recentEnergyIndex = 0
@@ -52,8 +54,10 @@ struct PitchDetector: ~Copyable {
     private let hannWindow: RealtimeBuffer
     /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
     private var previousFrequencyHz: Float = 0
-    /// The last period chosen (0 = none), held against an octave jump up (step 5).
+    /// The last period chosen (0 = none), held against an octave jump up (step 3).
     private var heldPeriodFrames: Float = 0
+    /// Consecutive voiced hops whose period stayed within a semitone of the one before.
+    private var heldHops = 0
     private var hopsSinceVoiced = 0
 
     /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
@@ -65,6 +69,12 @@ struct PitchDetector: ~Copyable {
     /// window's lowest note, so its lags reach the octave below (a window repeating there would
     /// have read it).
     static let shortWindowOverruleHz = Float(2 * shortWindowLowestHz)
+    /// r of the long window at the short window's period below which the two windows hold
+    /// different sounds (a legato note change).
+    static let legatoMixtureCorrelation: Float = 0.5
+    /// A period common to two notes of a melody within this share (1.5 %; equal temperament's
+    /// fifth and fourth are 0.1 % off the 3/2 and 4/3 that repeat).
+    static let legatoMultipleTolerance: Float = 0.015
     /// A semitone: the long window reads lower than the short window by more than this.
     static let semitoneRatio: Float = 1.0595
     /// The short window confirms the long window's reading within 50 cents (2^(1/24) − 1).
@@ -79,6 +89,18 @@ struct PitchDetector: ~Copyable {
     /// Window-energy rise over ~50 ms (+1.5 dB) that ends the hold: a new note's attack, so a
     /// melody's leap up an octave is not held down.
     static let octaveHoldReleaseRatio: Float = 1.4
+    /// Hops (~150 ms) a pitch must have lasted to be held for as long as its fundamental sounds
+    /// (`heldFundamentalPowerRatio`), however periodic the half period: longer than the
+    /// octave-below growl at a saxophone's attack (50–150 ms), which must not be held.
+    static let establishedNoteSeconds = 0.15
+    /// An established note's fundamental still sounds while its power is at least this share
+    /// of the power at twice it (−30 dB). Measured in the FluidR3 corpus: steel guitar G2 at
+    /// −24 dB, the organ's A2 at −14 to −22 dB when their half period takes over.
+    static let heldFundamentalPowerRatio: Float = 1e-3
+    /// An established note has ended when its fundamental's power fell below this share of
+    /// its power ~50 ms before (−6 dB; a string decays by ~1 dB in that time, a released
+    /// note by 20).
+    static let heldFundamentalFadeRatio: Float = 0.25
     /// r at half the chosen period, as a share of r at the period, from which the chosen
     /// period's fundamental is looked for (step 5). Below it the odd partials of the chosen
     /// pitch carry over a third of the energy: a missing-fundamental tone, not a mutation.
@@ -109,6 +131,7 @@ struct PitchDetector: ~Copyable {
         short = NormalisedAutocorrelation(minimumLag: minimumLag,
                                           maximumLag: max(minimumLag + 2, Int((sampleRateHz / Self.shortWindowLowestHz).rounded(.up))))
         decayLookbackHops = min(8, max(1, Int((0.05 / hopSeconds).rounded())))
+        establishedHops = max(1, Int((Self.establishedNoteSeconds / hopSeconds).rounded()))
         recentEnergies = RealtimeBuffer(count: decayLookbackHops)
         percussiveEnergyRatio = Float(pow(10, -configuration.percussiveDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
@@ -141,7 +164,7 @@ struct PitchDetector: ~Copyable {
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
         // The octave hold ends after ~50 ms without an estimate, or at a new note's attack.
         hopsSinceVoiced += 1
-        if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0 }
+        if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0; heldHops = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
         guard realtimeSquareRoot(energy / Float(long.windowFrames)) >= silenceGateRms else { return unvoiced() }
@@ -153,15 +176,16 @@ struct PitchDetector: ~Copyable {
         let highest = long.correlate(energy: energy, spectrumCopy: kept)
 
         // 3) The first key maximum: confident, and near the highest. Octave hold: when the
-        //    last period was twice this one, it stays unless this lag is clearly as periodic
-        //    (a low string whose fundamental and odd harmonics die away first keeps its pitch).
+        //    last period was twice this one, it stays unless this lag is clearly as periodic,
+        //    or, for an established note, for as long as its fundamental sounds (a low string
+        //    whose fundamental and odd harmonics die away first keeps its pitch).
         let energyRatio = decaying ? energy / earlierEnergy : 1
         guard highest >= confidenceThreshold * confidenceThreshold,
               let lag = long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) else {
             guard let estimate = shortWindowPitch(history: history) else { return unvoiced() }
             return shortWindowEstimate(estimate, energyRatio: energyRatio)
         }
-        let chosen = heldOctave(of: lag) ?? lag
+        let chosen = heldOctave(of: lag, history: history, mean: mean) ?? lag
         let (offset, top) = long.interpolatedPeak(at: chosen)
         // 4) Mutation check: a period whose own fundamental is absent, with little energy at
         //    its odd partials, is the octave below of a note plus a mutation (an organ's quint
@@ -174,16 +198,18 @@ struct PitchDetector: ~Copyable {
         // 5) The short window, the newest 14.7 ms: a confident reading high enough that its lags
         //    hold its octave below overrules a lower long-window reading (the long window still
         //    repeats at an earlier note's period, or at a period common to it and this one);
-        //    one within 50 cents (`confirmationRatio`) confirms the long window's reading.
+        //    lower, it overrules a long-window period that is a multiple of its own where the
+        //    long window does not repeat at its period (a legato mixture). One within 50 cents
+        //    (`confirmationRatio`) confirms the long window's reading.
         var confirmed = false
         if let estimate = shortWindowPitch(history: history) {
-            if estimate.frequencyHz >= Self.shortWindowOverruleHz && estimate.frequencyHz > frequencyHz * Self.semitoneRatio {
+            if estimate.frequencyHz >= Self.shortWindowOverruleHz && estimate.frequencyHz > frequencyHz * Self.semitoneRatio
+                || isLegatoMixture(period: periodFrames, shortWindowPeriod: sampleRateHz / estimate.frequencyHz) {
                 return shortWindowEstimate(estimate, energyRatio: energyRatio)
             }
             confirmed = abs(estimate.frequencyHz - frequencyHz) <= frequencyHz * Self.confirmationRatio
         }
-        heldPeriodFrames = periodFrames
-        hopsSinceVoiced = 0
+        hold(periodFrames)
         // 6) The refinement on the fundamental's phase advance.
         return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1), confirmed: confirmed)
     }
@@ -195,8 +221,7 @@ struct PitchDetector: ~Copyable {
     private mutating func shortWindowEstimate(_ estimate: RawPitch, energyRatio: Float) -> RawPitch {
         _ = unvoiced()
         guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio) else { return .unvoiced }
-        heldPeriodFrames = sampleRateHz / estimate.frequencyHz
-        hopsSinceVoiced = 0
+        hold(sampleRateHz / estimate.frequencyHz)
         return estimate
     }
 
@@ -223,17 +248,73 @@ struct PitchDetector: ~Copyable {
         return energyRatio < allowedRatio
     }
 
+    /// `periodFrames` is this hop's pitch: it is held against an octave jump up, and counted as
+    /// established when it continues the last one.
+    @_noLocks
+    private mutating func hold(_ periodFrames: Float) {
+        let continues = heldPeriodFrames > 0 && abs(periodFrames / heldPeriodFrames - 1) < 0.06
+        heldHops = continues ? heldHops + 1 : 0
+        heldPeriodFrames = periodFrames
+        hopsSinceVoiced = 0
+    }
+
     /// The local maximum near the held period when that is near twice `lag` (within a
-    /// semitone) and r at `lag` is below `octaveHoldRatio` of r there; nil otherwise. The
+    /// semitone) and r at `lag` is below `octaveHoldRatio` of r there, or the held note is
+    /// established and its fundamental still sounds (a decaying string's or an organ pipe's
+    /// odd partials fade first, and the half period then repeats as well); nil otherwise. The
     /// search spans ±5 lags about the held period, not about twice `lag`: the half period's
     /// peak is itself a few lags off (steel G2: 248 for a held 487).
     @_noLocks
-    private func heldOctave(of lag: Int) -> Int? {
+    private func heldOctave(of lag: Int, history: borrowing SampleHistory, mean: Float) -> Int? {
         let centre = Int(heldPeriodFrames + 0.5)
         guard centre > 6, centre + 6 <= long.maximumLag, abs(heldPeriodFrames - Float(2 * lag)) < 0.06 * Float(2 * lag),
-              let best = long.localMaximum(from: centre - 5, through: centre + 5),
-              long[lag] < long[best] * Self.octaveHoldRatio * Self.octaveHoldRatio else { return nil }
+              let best = long.localMaximum(from: centre - 5, through: centre + 5) else { return nil }
+        if long[lag] < long[best] * Self.octaveHoldRatio * Self.octaveHoldRatio { return best }
+        guard long[best] >= confidenceThreshold * confidenceThreshold, establishedNoteSounds(period: best, history: history, mean: mean) else { return nil }
         return best
+    }
+
+    /// Whether the long window's `period` is a multiple (2 or more) of the short window's
+    /// confident `shortWindowPeriod` while the long window does not repeat at that period at
+    /// all (r < `legatoMixtureCorrelation`): it holds the end of one note and the start of the
+    /// next, and repeats at a period common to both, a note nobody played (G3 → D4 legato
+    /// repeats at G2). A note whose short window reads an octave up repeats there in the long
+    /// window too.
+    @_noLocks
+    private func isLegatoMixture(period: Float, shortWindowPeriod: Float) -> Bool {
+        let multiple = period / shortWindowPeriod, nearest = _unsafePerformance { rintf(multiple) }
+        let shortLag = Int(shortWindowPeriod + 0.5)
+        return nearest >= 2 && abs(multiple / nearest - 1) < Self.legatoMultipleTolerance
+            && shortLag <= long.maximumLag && long[shortLag] < Self.legatoMixtureCorrelation * Self.legatoMixtureCorrelation
+    }
+
+    /// Whether the held note, at `period`, has lasted `establishedHops` and still has its
+    /// fundamental: within `heldFundamentalPowerRatio` of the power at twice it, and not
+    /// fading (`fundamentalFades`).
+    @_noLocks
+    private func establishedNoteSounds(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
+        heldHops >= establishedHops && !fundamentalFades(period: period)
+            && fundamentalPowerRatio(period: period, history: history, mean: mean) >= Self.heldFundamentalPowerRatio
+    }
+
+    /// Whether the power at the frequency of `period` fell by `heldFundamentalFadeRatio` or more
+    /// over the last `phaseSpanHops` hops (the long window's stored spectra, the bin nearest
+    /// it and its neighbours): the held note has ended (a bass's B1 → B2 legato, where the new
+    /// note brings no energy rise), not a string or pipe whose odd partials fade.
+    @_noLocks
+    private func fundamentalFades(period: Int) -> Bool {
+        let fftSize = long.fftSize, bins = fftSize / 2 + 1
+        guard storedSpectra > phaseSpanHops else { return true }
+        let now = pastSpectra + pastSpectrumIndex * bins
+        let then = pastSpectra + ((pastSpectrumIndex + 1) % (phaseSpanHops + 1)) * bins
+        let centre = Int(Float(fftSize) / Float(period) + 0.5)
+        guard centre >= 1, centre + 1 < bins else { return true }
+        var powerNow: Float = 0, powerThen: Float = 0
+        for bin in (centre - 1)...(centre + 1) {
+            powerNow += power(now[bin])
+            powerThen += power(then[bin])
+        }
+        return powerNow < powerThen * Self.heldFundamentalFadeRatio
     }
 
     /// Whether `period` is the octave below of a note plus a mutation: r has a maximum near
@@ -352,6 +433,7 @@ struct PitchDetector: ~Copyable {
         recentEnergies.fill(with: 0)
         recentEnergyIndex = 0
         heldPeriodFrames = 0
+        heldHops = 0
         _ = unvoiced()
     }
 }
