@@ -16,11 +16,25 @@ enum HopCost {
         var whole: Statistics
     }
 
-    static func measure(configuration: AnalysisConfiguration, sampleRateHz: Double, hops: Int) throws -> Result {
+    /// Noise plus a 220 Hz tone, so the tuner finds a pitch.
+    static func toneInNoise(sampleRateHz: Double) -> [Float] {
+        zip(TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.1),
+            TestSignals.sine(frequencyHz: 220, sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.4)).map { $0 + $1 }
+    }
+
+    /// G2 with its fundamental and odd partials 24 dB under the even ones (FluidR3's steel
+    /// guitar G2): the wave repeats at half its period as well, so on every hop the tuner holds
+    /// the established note and measures its fundamental (the tuner's costliest path).
+    static func heldLowString(sampleRateHz: Double) -> [Float] {
+        let odd = pow(10, -24.0 / 20)
+        return TestSignals.harmonicTone(fundamentalHz: 98, harmonicAmplitudes: [0.8 * odd, 1, 0.4 * odd, 0.3, 0.2 * odd, 0.1],
+                                        sampleRateHz: sampleRateHz, seconds: 5).map { 0.2 * $0 }
+    }
+
+    static func measure(configuration: AnalysisConfiguration, sampleRateHz: Double, hops: Int,
+                        signal: [Float]? = nil) throws -> Result {
         var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
-        // Noise plus a 220 Hz tone, so the tuner finds a pitch.
-        let signal = zip(TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.1),
-                         TestSignals.sine(frequencyHz: 220, sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.4)).map { $0 + $1 }
+        let signal = signal ?? toneInNoise(sampleRateHz: sampleRateHz)
         let hop = analyzer.hopFrames, lead = analyzer.spectrumLeadFrames
         precondition(lead >= 2, "the hop is too short to separate the points")
         var intake = [Double](), spectrumPoint = [Double](), framePoint = [Double]()
@@ -82,6 +96,11 @@ enum HopCost {
             rows.append(row("all analyses, at the spectrum point (spectrum, onsets, tempo, beats)", full.spectrumPoint))
             rows.append(row("all analyses, at the hop's end (level, waveform, tuner)", full.framePoint))
             rows.append(row("**whole hop** (intake + all analyses)", full.whole))
+            if sampleRateHz == 48_000 {
+                let held = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops,
+                                       signal: heldLowString(sampleRateHz: sampleRateHz))
+                rows.append(row("hop's end on a low string held against its octave (the tuner's costliest path)", held.framePoint))
+            }
         }
         return rows.joined(separator: "\n")
     }

@@ -58,6 +58,10 @@ struct PitchDetector: ~Copyable {
     private var heldPeriodFrames: Float = 0
     /// Consecutive voiced hops whose period stayed within a semitone of the one before.
     private var heldHops = 0
+    /// This hop's `fundamentalPowerRatio` and the period it was measured for (0 = none yet):
+    /// the octave hold and the mutation check may ask for the same period.
+    private var measuredRatioPeriod = 0
+    private var measuredRatio: Float = 0
     private var hopsSinceVoiced = 0
 
     /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
@@ -160,6 +164,7 @@ struct PitchDetector: ~Copyable {
     mutating func detect(history: borrowing SampleHistory) -> RawPitch {
         // 1) The long window with its mean removed (Pearson), and its energy.
         let (mean, energy) = long.load(history)
+        measuredRatioPeriod = 0
         let earlierEnergy = recentEnergies[recentEnergyIndex]
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
         // The octave hold ends after ~50 ms without an estimate, or at a new note's attack.
@@ -265,7 +270,7 @@ struct PitchDetector: ~Copyable {
     /// search spans ±5 lags about the held period, not about twice `lag`: the half period's
     /// peak is itself a few lags off (steel G2: 248 for a held 487).
     @_noLocks
-    private func heldOctave(of lag: Int, history: borrowing SampleHistory, mean: Float) -> Int? {
+    private mutating func heldOctave(of lag: Int, history: borrowing SampleHistory, mean: Float) -> Int? {
         let centre = Int(heldPeriodFrames + 0.5)
         guard centre > 6, centre + 6 <= long.maximumLag, abs(heldPeriodFrames - Float(2 * lag)) < 0.06 * Float(2 * lag),
               let best = long.localMaximum(from: centre - 5, through: centre + 5) else { return nil }
@@ -292,7 +297,7 @@ struct PitchDetector: ~Copyable {
     /// fundamental: within `heldFundamentalPowerRatio` of the power at twice it, and not
     /// fading (`fundamentalFades`).
     @_noLocks
-    private func establishedNoteSounds(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
+    private mutating func establishedNoteSounds(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
         heldHops >= establishedHops && !fundamentalFades(period: period)
             && fundamentalPowerRatio(period: period, history: history, mean: mean) >= Self.heldFundamentalPowerRatio
     }
@@ -322,7 +327,7 @@ struct PitchDetector: ~Copyable {
     /// (its `mean` removed) holds no partial at the frequency of `period` (power under
     /// `absentFundamentalPowerRatio` of that at twice the frequency).
     @_noLocks
-    private func isMutationOctave(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
+    private mutating func isMutationOctave(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
         let centre = period / 2, ratio = Self.absentFundamentalHalfRatio
         guard let half = long.localMaximum(from: max(centre - 2, long.minimumLag), through: centre + 2),
               long[half] >= long[period] * ratio * ratio else { return false }
@@ -331,9 +336,20 @@ struct PitchDetector: ~Copyable {
 
     /// The window's power at the frequency of `period` over its power at twice that
     /// frequency: Hann-windowed single-frequency DFTs of the window (its `mean` removed), ~2.8 k
-    /// complex steps at 48 kHz, so only computed where the correlation leaves the octave open.
+    /// complex steps at 48 kHz, so only computed where the correlation leaves the octave open,
+    /// and once per hop and period.
     @_noLocks
-    private func fundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
+    private mutating func fundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
+        if measuredRatioPeriod != period {
+            measuredRatio = measureFundamentalPowerRatio(period: period, history: history, mean: mean)
+            measuredRatioPeriod = period
+        }
+        return measuredRatio
+    }
+
+    /// `fundamentalPowerRatio`, measured.
+    @_noLocks
+    private func measureFundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
         // Power at the period's frequency and at twice it; the second phasor is the square of
         // the first. Double: the rotation runs for thousands of steps.
         let count = long.windowFrames
