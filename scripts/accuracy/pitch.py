@@ -332,6 +332,44 @@ def score_file(entry, frames):
     return {"voiced": voiced, "locks": locks, "frames": len(frames), "pitched": int(np.sum(hz > 0))}
 
 
+def octave_error_causes(entries, frames_per_file):
+    """Spectrum's octave-error frames in the clean files of the sampled instruments, with the
+    partial that decides the octave in the window the tuner read for the frame (the newest
+    `TUNER_WINDOW` samples, Hann, ×16 zero-padded; the highest bin within ±3 % of the
+    frequency): for a reading an octave or two up, the note's own fundamental; for one below,
+    its sub-octave (half the note). Levels in dB against the strongest of the note's first
+    eight harmonics. {(instrument, "up"/"down"): [level dB, ...]}."""
+    causes = {}
+    for entry, frames in zip(entries, frames_per_file):
+        if entry["condition"] != "clean" or not entry["notes"] or entry["instrument"] == SYNTHETIC:
+            continue
+        x = None
+        for note in entry["notes"]:
+            for t, hz in frames:
+                if hz <= 0 or not note["on"] + ONSET_GUARD <= t <= note["off"] - OFFSET_GUARD:
+                    continue
+                error = cents(hz, note["hz"])
+                if not any(abs(abs(error) - k) <= LOCK_TOLERANCE for k in (1200, 2400)):
+                    continue
+                if x is None:
+                    x = corpus.read_wav(entry["path"])
+                end = int(round(t * SR))
+                segment = x[max(0, end - TUNER_WINDOW):end]
+                segment = (segment - segment.mean()) * np.hanning(len(segment))
+                size = 16 * TUNER_WINDOW
+                power = np.abs(np.fft.rfft(segment, size)) ** 2
+                frequencies = np.fft.rfftfreq(size, 1 / SR)
+
+                def level(f):
+                    near = (frequencies > f * 0.97) & (frequencies < f * 1.03)
+                    return 10 * np.log10(power[near].max() + 1e-30)
+
+                strongest = max(level(k * note["hz"]) for k in range(1, 9) if k * note["hz"] < 0.45 * SR)
+                deciding = note["hz"] if error > 0 else note["hz"] / 2
+                causes.setdefault((entry["instrument"], "up" if error > 0 else "down"), []).append(level(deciding) - strongest)
+    return causes
+
+
 def percentile(values, q):
     if not values:
         return None
@@ -416,7 +454,7 @@ def ms(value):
 
 
 
-def report(entries, tools, command, elapsed, quick):
+def report(entries, tools, command, elapsed, quick, causes):
     names = list(tools)
     S, A = names
     res = tools
@@ -574,6 +612,27 @@ def report(entries, tools, command, elapsed, quick):
         add(f"| {entry['instrument']} | {fmt(no_note_rate(res[S], entries, sel), 2)} | "
             f"{fmt(no_note_rate(res[A], entries, sel), 2)} |")
     add("")
+    add("### Octave errors by cause (Spectrum, clean files)")
+    add("")
+    add("Each octave-error frame with the partial that decides the octave, in the window the tuner read for that frame "
+        f"(the newest {TUNER_WINDOW} samples): for a reading too high, the note's own fundamental; for one too low, the "
+        "sub-octave (half the note's frequency). Level in dB against the strongest of the note's first eight harmonics. "
+        "A reading too high while the fundamental is 20 dB or more under that, or too low while the sub-octave is within "
+        "20 dB of it, follows what the window holds at that moment (an organ's low pipes speaking late, a saxophone's "
+        "octave-below attack, a previous note ringing); the others are misses of the detector itself.")
+    add("")
+    add("| instrument | direction | frames | deciding partial, median dB | frames where the window holds the wrong octave |")
+    add("| --- | --- | --- | --- | --- |")
+    total = sum(len(v) for v in causes.values())
+    forced = 0
+    for (name, direction), levels in sorted(causes.items(), key=lambda item: -len(item[1])):
+        held = sum(1 for v in levels if (v <= -20 if direction == "up" else v > -20))
+        forced += held
+        add(f"| {name} | {'too high' if direction == 'up' else 'too low'} | {len(levels)} | {np.median(levels):.1f} | {held} |")
+    voiced = m[S]["voiced"]
+    if voiced:
+        add(f"| all | | {total} ({100 * total / voiced:.2f} % of voiced frames) | | {forced} ({100 * forced / voiced:.2f} %) |")
+    add("")
     add("### Soundfont tuning")
     add("")
     add("Each clean note's real pitch, measured from the rendered audio over its scored part (Hann window, FFT "
@@ -656,7 +715,8 @@ def main():
                     "spectrum_pitched": tools["Spectrum"][i]["pitched"], "aubio_pitched": tools["aubio"][i]["pitched"],
                     "frames": tools["Spectrum"][i]["frames"]}
                    for i, e in enumerate(entries)], handle, default=lambda v: None if v != v else v)
-    body = report(entries, tools, args.command.strip(), time.time() - started, args.quick)
+    causes = octave_error_causes(entries, spectrum_frames)
+    body = report(entries, tools, args.command.strip(), time.time() - started, args.quick, causes)
     if args.no_doc:
         print(body)
     else:
