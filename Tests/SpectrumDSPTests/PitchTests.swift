@@ -203,6 +203,26 @@ import SpectrumTestSupport
         }
     }
 
+    /// A note whose fundamental and third partial sit 16 and 12 dB under its even partials (an
+    /// organ's attack, where the upper ranks speak first; a choir whose fundamental beats)
+    /// repeats at half its period within 10 % of r at its period (0.92 against 1.0): the
+    /// key-maximum rule alone read the octave up. The wave repeats clearly better at the
+    /// period and the fundamental is a real partial, so the note is read. Notes below 150 Hz:
+    /// from there the short window (whose key maximum reads the octave up here) overrules a
+    /// lower long-window reading, as it must for a saxophone's octave-below attack.
+    @Test(arguments: sampleRates)
+    func aWeakButPresentFundamentalIsTheNote(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        for note in [36, 40, 45, 50] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let signal = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: [0.16, 1, 0.25, 1, 0, 0.3],
+                                                  sampleRateHz: sampleRateHz, seconds: 0.4).map { 0.15 * $0 }
+            let reading = Self.reading(&analyzer, signal)
+            #expect(reading.noteNumber == Int32(note), "MIDI \(note) at \(sampleRateHz) Hz: got \(reading.noteNumber)")
+            #expect(abs(Self.centsError(reading, expectedHz: frequencyHz)) < 1, "MIDI \(note): \(reading.frequencyHz) Hz")
+        }
+    }
+
     /// A piano's partials are stretched (f_k = k·f·√(1 + B·k²)); autocorrelation follows all of
     /// them and reads sharp, the tuner refines on the first partial's phase.
     @Test(arguments: sampleRates)

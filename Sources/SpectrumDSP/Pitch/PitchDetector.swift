@@ -79,6 +79,13 @@ struct PitchDetector: ~Copyable {
     /// A period common to two notes of a melody within this share (1.5 %; equal temperament's
     /// fifth and fourth are 0.1 % off the 3/2 and 4/3 that repeat).
     static let legatoMultipleTolerance: Float = 0.015
+    /// r at twice the first key maximum's lag, as a multiple of r there, from which the lower
+    /// octave is considered (`lowerOctave`).
+    static let lowerOctaveCorrelationRatio: Float = 1.05
+    /// The lower octave's partial must have at least this share of the power at twice its
+    /// frequency (−20 dB): a note's own fundamental, not leakage or noise (a missing-
+    /// fundamental tone has none there and keeps its pitch).
+    static let lowerOctavePowerRatio: Float = 0.01
     /// A semitone: the long window reads lower than the short window by more than this.
     static let semitoneRatio: Float = 1.0595
     /// The short window confirms the long window's reading within 50 cents (2^(1/24) − 1).
@@ -190,7 +197,7 @@ struct PitchDetector: ~Copyable {
             guard let estimate = shortWindowPitch(history: history) else { return unvoiced() }
             return shortWindowEstimate(estimate, energyRatio: energyRatio)
         }
-        let chosen = heldOctave(of: lag, history: history, mean: mean) ?? lag
+        let chosen = heldOctave(of: lag, history: history, mean: mean) ?? lowerOctave(of: lag, history: history, mean: mean) ?? lag
         let (offset, top) = long.interpolatedPeak(at: chosen)
         // 4) Mutation check: a period whose own fundamental is absent, with little energy at
         //    its odd partials, is the octave below of a note plus a mutation (an organ's quint
@@ -277,6 +284,22 @@ struct PitchDetector: ~Copyable {
         if long[lag] < long[best] * Self.octaveHoldRatio * Self.octaveHoldRatio { return best }
         guard long[best] >= confidenceThreshold * confidenceThreshold, establishedNoteSounds(period: best, history: history, mean: mean) else { return nil }
         return best
+    }
+
+    /// The local maximum near twice `lag` when the wave repeats clearly better there (r 5 %
+    /// higher, `lowerOctaveCorrelationRatio`) and the window holds a partial at its
+    /// frequency (within 20 dB of the power at twice it, `lowerOctavePowerRatio`): `lag` is
+    /// then the period of the note's second partial, not of the note (the key-maximum rule
+    /// takes a lag within 10 % of the highest). An organ's attack, where its upper ranks speak
+    /// first, and a choir's ensemble, whose fundamental beats, read an octave up without it.
+    /// nil otherwise.
+    @_noLocks
+    private mutating func lowerOctave(of lag: Int, history: borrowing SampleHistory, mean: Float) -> Int? {
+        let ratio = Self.lowerOctaveCorrelationRatio
+        guard let double = long.localMaximum(from: 2 * lag - 2, through: 2 * lag + 2),
+              long[double] > long[lag] * ratio * ratio,
+              fundamentalPowerRatio(period: double, history: history, mean: mean) >= Self.lowerOctavePowerRatio else { return nil }
+        return double
     }
 
     /// Whether the long window's `period` is a multiple (2 or more) of the short window's
