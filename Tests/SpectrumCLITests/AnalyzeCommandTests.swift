@@ -91,6 +91,26 @@ import Testing
         }
     }
 
+    /// Separate runs on the same file write the same bytes. FFTW plans chosen by timing
+    /// (`FFTW_MEASURE`) differ from process to process and round differently: with them,
+    /// bands differed in their last digits and, where a decision sat at a threshold, pitch
+    /// readings too (2 of 4 runs of a piano melody).
+    @Test func theSameFileGivesTheSameFramesEveryRun() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path("notes-in-noise.wav")
+        let notes = [98.0, 146.83, 220.0, 329.63, 440.0].flatMap {
+            TestSignals.harmonicTone(fundamentalHz: $0, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05], sampleRateHz: 48_000, seconds: 0.6)
+        }
+        let noise = TestSignals.whiteNoise(sampleRateHz: 48_000, seconds: 3, amplitude: 0.05)
+        try SoundFileWriter.writeWAV([zip(notes, noise).map { $0 + $1 }], sampleRateHz: 48_000, encoding: .float32, to: path)
+        let first = try SpectrumProcess.run(["analyze", path])
+        #expect(first.status == 0 && !first.standardOutput.isEmpty)
+        for run in 2...4 {
+            let again = try SpectrumProcess.run(["analyze", path])
+            #expect(again.standardOutput == first.standardOutput, "run \(run) differs from run 1")
+        }
+    }
+
     @Test func csvHasAHeaderAndOneRowPerFrame() throws {
         let scratch = try ScratchDirectory()
         let input = try Self.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 1.5)

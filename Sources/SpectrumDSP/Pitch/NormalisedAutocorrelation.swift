@@ -46,8 +46,8 @@ struct NormalisedAutocorrelation: ~Copyable {
         fftSize = size
         input = fftwf_alloc_real(size)
         spectrum = fftwf_alloc_complex(size / 2 + 1)
-        forward = fftwf_plan_dft_r2c_1d(Int32(size), input, spectrum, UInt32(FFTW_MEASURE))
-        inverse = fftwf_plan_dft_c2r_1d(Int32(size), spectrum, input, UInt32(FFTW_MEASURE))
+        forward = fftwf_plan_dft_r2c_1d(Int32(size), input, spectrum, fftwPlanningFlags)
+        inverse = fftwf_plan_dft_c2r_1d(Int32(size), spectrum, input, fftwPlanningFlags)
         input.initialize(repeating: 0, count: size)
         spectrum.initialize(repeating: (0, 0), count: size / 2 + 1)
         signedSquares = RealtimeBuffer(count: maximumLag + 2)

@@ -109,9 +109,10 @@ struct PitchDetector: ~Copyable {
     /// −24 dB, the organ's A2 at −14 to −22 dB when their half period takes over.
     static let heldFundamentalPowerRatio: Float = 1e-3
     /// An established note has ended when its fundamental's power fell below this share of
-    /// its power ~50 ms before (−6 dB; a string decays by ~1 dB in that time, a released
-    /// note by 20).
-    static let heldFundamentalFadeRatio: Float = 0.25
+    /// its power ~50 ms before (−12 dB; a string decays by ~1 dB in that time, a released
+    /// note by 20). The three bins of the rectangular-window spectrum swing by several dB from
+    /// hop to hop when a strong partial lies near (−6 dB ended a held note at some hop phases).
+    static let heldFundamentalFadeRatio: Float = 0.063
     /// r at half the chosen period, as a share of r at the period, from which the chosen
     /// period's fundamental is looked for (step 5). Below it the odd partials of the chosen
     /// pitch carry over a third of the energy: a missing-fundamental tone, not a mutation.
@@ -274,13 +275,14 @@ struct PitchDetector: ~Copyable {
     /// semitone) and r at `lag` is below `octaveHoldRatio` of r there, or the held note is
     /// established and its fundamental still sounds (a decaying string's or an organ pipe's
     /// odd partials fade first, and the half period then repeats as well); nil otherwise. The
-    /// search spans ±5 lags about the held period, not about twice `lag`: the half period's
-    /// peak is itself a few lags off (steel G2: 248 for a held 487).
+    /// search spans ±3 % (at least ±5 lags) about the held period, not about twice `lag`: the
+    /// half period's peak is itself a few lags off (steel G2: 248 for a held 487), and a flat
+    /// peak at the held period wanders by several lags.
     @_noLocks
     private mutating func heldOctave(of lag: Int, history: borrowing SampleHistory, mean: Float) -> Int? {
-        let centre = Int(heldPeriodFrames + 0.5)
-        guard centre > 6, centre + 6 <= long.maximumLag, abs(heldPeriodFrames - Float(2 * lag)) < 0.06 * Float(2 * lag),
-              let best = long.localMaximum(from: centre - 5, through: centre + 5) else { return nil }
+        let centre = Int(heldPeriodFrames + 0.5), reach = max(5, centre / 32)
+        guard centre > reach + 1, centre + reach + 1 <= long.maximumLag, abs(heldPeriodFrames - Float(2 * lag)) < 0.06 * Float(2 * lag),
+              let best = long.localMaximum(from: centre - reach, through: centre + reach) else { return nil }
         if long[lag] < long[best] * Self.octaveHoldRatio * Self.octaveHoldRatio { return best }
         guard long[best] >= confidenceThreshold * confidenceThreshold, establishedNoteSounds(period: best, history: history, mean: mean) else { return nil }
         return best

@@ -5,11 +5,17 @@ import Glibc
 /// plans evaluates this first, which makes it so exactly once.
 let fftwPlannerMadeThreadSafe: Void = fftwf_make_planner_thread_safe()
 
+/// Plans are chosen by FFTW's heuristics, not by timing (FFTW_MEASURE): timed plans differ from
+/// process to process and round differently, so the same file analysed twice gave different
+/// bands and, where a decision sat at a threshold, different pitch readings. Estimated plans
+/// are reproducible and take ~1 ms to make instead of ~140 ms, for a somewhat slower FFT.
+let fftwPlanningFlags = UInt32(FFTW_ESTIMATE)
+
 /// Hann-windowed real FFT of the newest `windowFrames` samples, zero-padded to the power of two
 /// `fftSize` ≥ `windowFrames × paddingFactor`,
 /// producing the power of each bin scaled so that a full-scale sine reads 1.0 (0 dB) at its peak.
 ///
-/// `init` plans with FFTW_MEASURE and allocates (not real-time safe); `compute` only calls
+/// `init` plans with FFTW_ESTIMATE (see `fftwPlanningFlags`) and allocates (not real-time safe); `compute` only calls
 /// `fftwf_execute` on that plan (real-time safe).
 struct PowerSpectrum: ~Copyable {
     let windowFrames: Int
@@ -49,8 +55,8 @@ struct PowerSpectrum: ~Copyable {
 
         input = fftwf_alloc_real(size)
         output = fftwf_alloc_complex(size / 2 + 1)
-        plan = fftwf_plan_dft_r2c_1d(Int32(size), input, output, UInt32(FFTW_MEASURE))
-        // Planning with FFTW_MEASURE scribbles on the arrays; the zero padding must be zero.
+        plan = fftwf_plan_dft_r2c_1d(Int32(size), input, output, fftwPlanningFlags)
+        // The zero padding must be zero (and a timing planner would scribble on the arrays).
         input.initialize(repeating: 0, count: size)
     }
 
