@@ -228,8 +228,10 @@ final class PublisherWorker: @unchecked Sendable {
 
     private func timeTag(captureMicroseconds: UInt64) -> OSCTimeTag {
         guard captureMicroseconds != 0, let captureClock else { return .immediate }
-        return OSCTimeTag.converting(captureMicroseconds: captureMicroseconds, captureClockNowMicroseconds: captureClock.nowMicroseconds(), wallNow: .now())
+        let (captureNow, wallNow) = captureClock.readWithWallClock()
+        return OSCTimeTag.converting(captureMicroseconds: captureMicroseconds, captureClockNowMicroseconds: captureNow, wallNow: wallNow)
     }
+
 
     private func publish() {
         // 1) Status once per second of audio (counted in frames).

@@ -94,6 +94,24 @@ public struct CaptureClock: Sendable {
     public init(nowMicroseconds: @escaping @Sendable () -> UInt64) {
         self.nowMicroseconds = nowMicroseconds
     }
+
+    /// This clock and the wall clock as one instant: of up to three tries, the wall reading most
+    /// tightly bracketed by two readings of this clock (their midpoint). A thread preempted
+    /// between the two reads (several ms on a loaded machine) would shift every time tag made
+    /// from the pair by as much.
+    func readWithWallClock() -> (captureMicroseconds: UInt64, wall: OSCTimeTag) {
+        var best = (captureMicroseconds: UInt64(0), wall: OSCTimeTag.immediate, spreadMicroseconds: UInt64.max)
+        for _ in 0..<3 {
+            let before = nowMicroseconds(), wall = OSCTimeTag.now(), after = nowMicroseconds()
+            let spread = after &- before
+            if spread < best.spreadMicroseconds { best = (before &+ spread / 2, wall, spread) }
+            if spread <= Self.simultaneousMicroseconds { break }
+        }
+        return (best.captureMicroseconds, best.wall)
+    }
+
+    /// Two readings this close count as one instant.
+    static let simultaneousMicroseconds: UInt64 = 50
 }
 
 /// An OSC time tag: NTP seconds since 1900 and a 2⁻³² fraction.

@@ -251,6 +251,29 @@ import Testing
         #expect(receiver.bundles[2].timeTag == .immediate)
     }
 
+    /// The two clocks are read as one instant: a capture clock that jumps 5 ms between its
+    /// reads (the thread preempted, as on a loaded machine) is read again, and the wall time is
+    /// paired with the midpoint of the tight pair, not with a reading 5 ms off.
+    @Test func theClocksAreReadTogetherDespiteAPreemption() {
+        let reads = Mutex(0)
+        let clock = CaptureClock {
+            reads.withLock { count in
+                count += 1
+                // Reads 1 and 2 bracket the first wall reading 5 ms apart; later ones 10 µs apart.
+                switch count {
+                case 1: return 1_000_000
+                case 2: return 1_005_000
+                default: return 2_000_000 + UInt64(count) * 10
+                }
+            }
+        }
+        let wallBefore = OSCTimeTag.now().secondsValue
+        let (captureNow, wall) = clock.readWithWallClock()
+        #expect(captureNow == 2_000_035, "the second pair (reads 3 and 4), its midpoint")
+        #expect(wall.secondsValue >= wallBefore && wall.secondsValue < wallBefore + 1)
+        #expect(reads.withLock { $0 } == 4, "stops at the first tight pair")
+    }
+
     @Test func noFramesLostOnLoopbackAtSixtyPerSecond() throws {
         let receiver = OSCReceiver()
         let ring = FrameRingHolder()
