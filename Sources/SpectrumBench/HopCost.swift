@@ -22,15 +22,6 @@ enum HopCost {
             TestSignals.sine(frequencyHz: 220, sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.4)).map { $0 + $1 }
     }
 
-    /// G2 with its fundamental and odd partials 24 dB under the even ones (FluidR3's steel
-    /// guitar G2): the wave repeats at half its period as well, so on every hop the tuner holds
-    /// the established note and measures its fundamental (the tuner's costliest path).
-    static func heldLowString(sampleRateHz: Double) -> [Float] {
-        let odd = pow(10, -24.0 / 20)
-        return TestSignals.harmonicTone(fundamentalHz: 98, harmonicAmplitudes: [0.8 * odd, 1, 0.4 * odd, 0.3, 0.2 * odd, 0.1],
-                                        sampleRateHz: sampleRateHz, seconds: 5).map { 0.2 * $0 }
-    }
-
     static func measure(configuration: AnalysisConfiguration, sampleRateHz: Double, hops: Int,
                         signal: [Float]? = nil) throws -> Result {
         var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
@@ -98,7 +89,7 @@ enum HopCost {
             rows.append(row("**whole hop** (intake + all analyses)", full.whole))
             if sampleRateHz == 48_000 {
                 let held = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops,
-                                       signal: heldLowString(sampleRateHz: sampleRateHz))
+                                       signal: TestSignals.lowStringWithFadedOddPartials(sampleRateHz: sampleRateHz, seconds: 5))
                 rows.append(row("hop's end on a low string held against its octave (the tuner's costliest path)", held.framePoint))
             }
         }

@@ -31,10 +31,7 @@ struct HatTransientDetector {
     private var subBlockEnergies = InlineArray<4, Float>(repeating: 0)
     private let energyFloor: Float
     private let deviations: Float
-    /// Per-block step of the running statistics (1 − exp(−block/τ)).
-    private let statisticsStep: Float
-    private var statistics = RunningStatistics()
-    private var blockCount: Float = 0
+    private var statistics: RunningStatistics
     /// The sub-block being filled: its energy so far, its samples, its index in the block.
     private var subBlockEnergy: Float = 0
     private var subBlockFill = 0
@@ -69,7 +66,7 @@ struct HatTransientDetector {
         blockFrames = 4 * subBlockFrames
         energyFloor = Self.meanSquareFloor * Float(blockFrames)
         deviations = Float(thresholdDeviations)
-        statisticsStep = Float(1 - exp(-Double(blockFrames) / sampleRateHz / statisticsSeconds))
+        statistics = RunningStatistics(intervalSeconds: Double(blockFrames) / sampleRateHz, timeConstantSeconds: statisticsSeconds)
     }
 
     /// Takes the sample at stream frame `frame` (finite). Real-time safe.
@@ -103,8 +100,7 @@ struct HatTransientDetector {
         if contextCount == Self.contextBlocks {
             let rise = max(0, logEnergy - max(context[0], max(context[1], context[2])))
             let threshold = statistics.threshold(deviations: deviations, floor: Self.absoluteFloor)
-            blockCount = min(blockCount + 1, 1e6)
-            statistics.add(rise, step: max(statisticsStep, 1 / blockCount))
+            statistics.add(rise)
             if rise > threshold {
                 let strength = clampUnit(1 - threshold / rise)
                 let startFrame = endFrame - Int64(blockFrames - onsetSubBlock(rise: rise) * subBlockFrames)
@@ -146,7 +142,6 @@ struct HatTransientDetector {
         firstState = (0, 0)
         secondState = (0, 0)
         statistics.reset()
-        blockCount = 0
         subBlockEnergy = 0
         subBlockFill = 0
         subBlockIndex = 0

@@ -41,8 +41,6 @@ struct OnsetDetector: ~Copyable {
     private let logPower: RealtimeBuffer
     private let hopFrames: Int
     private let eventDeviations: Float
-    /// Per-hop step of the running mean and mean square (1 − exp(−hop/τ)).
-    private let statisticsStep: Float
     private let minimumGapFrames: Double
     /// Samples searched for the exact onset time: the newest hop and a half.
     private let searchFrames: Int
@@ -52,10 +50,8 @@ struct OnsetDetector: ~Copyable {
     var historyFrames: Int { searchSamples.count }
 
     /// Running statistics of the flux and of the hat band's flux.
-    private var fluxStatistics = RunningStatistics()
-    private var hatStatistics = RunningStatistics()
-    /// Hops seen (saturates): the running statistics start as plain averages.
-    private var hopCount: Float = 0
+    private var fluxStatistics: RunningStatistics
+    private var hatStatistics: RunningStatistics
     private var lastOnsetFrame: Double = -1e12
     private var lastEventFrame: Double = -1e12
     private var lastHatOnsetFrame: Double = -1e12
@@ -109,7 +105,8 @@ struct OnsetDetector: ~Copyable {
         logPower = RealtimeBuffer(count: hatLastBin + 1, repeating: 0)
         self.hopFrames = hopFrames
         eventDeviations = Float(configuration.onsetThresholdDeviations)
-        statisticsStep = Float(1 - exp(-Double(hopFrames) / sampleRateHz / configuration.onsetStatisticsSeconds))
+        fluxStatistics = RunningStatistics(intervalSeconds: Double(hopFrames) / sampleRateHz, timeConstantSeconds: configuration.onsetStatisticsSeconds)
+        hatStatistics = fluxStatistics
         minimumGapFrames = configuration.onsetMinimumGapMilliseconds / 1000 * sampleRateHz
         blockFrames = max(1, Int((Self.blockMilliseconds / 1000 * sampleRateHz).rounded()))
         searchFrames = (hopFrames + hopFrames / 2 + blockFrames - 1) / blockFrames * blockFrames
@@ -169,10 +166,8 @@ struct OnsetDetector: ~Copyable {
         let eventThreshold = max(fluxStatistics.threshold(deviations: eventDeviations, floor: Self.absoluteFloor),
                                  Self.eventMeanRatio * fluxStatistics.mean)
         let hatThreshold = hatStatistics.threshold(deviations: Self.hatGridThresholdDeviations, floor: Self.absoluteFloor)
-        hopCount = min(hopCount + 1, 1e6)
-        let step = max(statisticsStep, 1 / hopCount)
-        fluxStatistics.add(flux, step: step)
-        hatStatistics.add(hatFlux, step: step)
+        fluxStatistics.add(flux)
+        hatStatistics.add(hatFlux)
 
         // 3) Decisions with the minimum gap (each its own), then the exact time.
         let hatStrength = Self.strength(hatFlux, above: hatThreshold)
@@ -256,7 +251,6 @@ struct OnsetDetector: ~Copyable {
         previousLogPower.fill(with: 0)
         fluxStatistics.reset()
         hatStatistics.reset()
-        hopCount = 0
         lastOnsetFrame = -1e12
         lastEventFrame = -1e12
         lastHatOnsetFrame = -1e12
@@ -264,10 +258,21 @@ struct OnsetDetector: ~Copyable {
     }
 }
 
-/// Running mean and mean square of a signal (one-pole), and the adaptive threshold from them.
+/// Running mean and mean square of a signal (one-pole, time constant τ), and the adaptive
+/// threshold from them. They start as plain averages (step 1/n) until n reaches the one-pole
+/// step's reciprocal, so the first values are not weighed against zeros.
 struct RunningStatistics {
-    var mean: Float = 0
-    var meanSquare: Float = 0
+    private(set) var mean: Float = 0
+    private var meanSquare: Float = 0
+    /// Per-value step of the one-pole averages (1 − exp(−interval/τ)).
+    private let step: Float
+    /// Values seen (saturates).
+    private var count: Float = 0
+
+    /// For values that arrive every `intervalSeconds`, averaged over `timeConstantSeconds`.
+    init(intervalSeconds: Double, timeConstantSeconds: Double) {
+        step = Float(1 - exp(-intervalSeconds / timeConstantSeconds))
+    }
 
     /// `max(mean + deviations·σ, floor)`. Real-time safe.
     @inline(__always) @_noLocks
@@ -279,10 +284,13 @@ struct RunningStatistics {
     mutating func reset() {
         mean = 0
         meanSquare = 0
+        count = 0
     }
 
     @inline(__always) @_noLocks
-    mutating func add(_ value: Float, step: Float) {
+    mutating func add(_ value: Float) {
+        count = min(count + 1, 1e6)
+        let step = max(self.step, 1 / count)
         mean += step * (value - mean)
         meanSquare += step * (value * value - meanSquare)
     }
