@@ -24,25 +24,29 @@ let package = Package(
         /// Test-only malloc/free counter (linked into the test binary only).
         .target(name: "CAllocationCounter"),
 
-        // MARK: Real-time analysis core: no JACK, no OSC, no I/O
-        .target(name: "SpectrumDSP", dependencies: ["CFFTW", "CRealtime"]),
+        // MARK: Real-time core: no JACK, no OSC, no I/O
+        /// The frame and queue types that cross threads (AnalysisFrame, FrameRing, BeatMailbox,
+        /// RealtimeBuffer): what outputs depend on, without linking FFTW.
+        .target(name: "SpectrumCore"),
+        /// The analysis itself (FFTW).
+        .target(name: "SpectrumDSP", dependencies: ["SpectrumCore", "CFFTW", "CRealtime"]),
 
         // MARK: Around the core
         /// Preset files (YAML) → validated AnalysisConfiguration.
-        .target(name: "SpectrumPresets", dependencies: ["SpectrumDSP", .product(name: "Yams", package: "Yams")]),
+        .target(name: "SpectrumPresets", dependencies: ["SpectrumCore", "SpectrumDSP", .product(name: "Yams", package: "Yams")]),
         /// Sound files → frames, with the same analysis code (libsndfile).
-        .target(name: "SpectrumOffline", dependencies: ["SpectrumDSP", "CSndfile"]),
+        .target(name: "SpectrumOffline", dependencies: ["SpectrumCore", "SpectrumDSP", "CSndfile"]),
 
         /// The JACK client: lifecycle, ports, callbacks, and the one real-time process callback.
-        .target(name: "SpectrumLive", dependencies: ["SpectrumDSP", "CJack", "CRealtime"]),
+        .target(name: "SpectrumLive", dependencies: ["SpectrumCore", "SpectrumDSP", "CJack", "CRealtime"]),
         /// Frames → OSC bundles (liblo) on a publisher thread; never on the real-time thread.
-        .target(name: "SpectrumOSC", dependencies: ["SpectrumDSP", "CLo"]),
+        .target(name: "SpectrumOSC", dependencies: ["SpectrumCore", "CLo"]),
 
         // MARK: Command line
         .executableTarget(
             name: "SpectrumCLI",
             dependencies: [
-                "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOSC",
+                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOSC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -50,16 +54,16 @@ let package = Package(
         // MARK: Benchmarks (scripts/bench)
         .executableTarget(
             name: "SpectrumBench",
-            dependencies: ["SpectrumDSP", "SpectrumLive", "SpectrumOSC", "SpectrumTestSupport", "CJack"]
+            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumLive", "SpectrumOSC", "SpectrumTestSupport", "CJack"]
         ),
 
         // MARK: Tests
         /// Signal generators, an offline block driver, a WAV writer, a private jackd, a tone
         /// client and an OSC receiver, shared by the tests and benchmarks.
-        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumDSP", "SpectrumOSC", "CSndfile", "CJack", "CLo"]),
+        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumOSC", "CSndfile", "CJack", "CLo"]),
         .testTarget(
             name: "SpectrumDSPTests",
-            dependencies: ["SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]
+            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]
         ),
         .testTarget(
             name: "SpectrumPresetsTests",
@@ -67,16 +71,16 @@ let package = Package(
         ),
         .testTarget(
             name: "SpectrumLiveTests",
-            dependencies: ["SpectrumLive", "SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter", "CJack"]
+            dependencies: ["SpectrumCore", "SpectrumLive", "SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter", "CJack"]
         ),
         .testTarget(
             name: "SpectrumOSCTests",
-            dependencies: ["SpectrumOSC", "SpectrumDSP", "SpectrumTestSupport", "CLo"]
+            dependencies: ["SpectrumCore", "SpectrumOSC", "SpectrumDSP", "SpectrumTestSupport", "CLo"]
         ),
         .testTarget(
             name: "SpectrumCLITests",
             /// SpectrumCLI so that the `spectrum` binary is built before the tests run it.
-            dependencies: ["SpectrumCLI", "SpectrumTestSupport", "SpectrumOffline", "SpectrumDSP"]
+            dependencies: ["SpectrumCore", "SpectrumCLI", "SpectrumTestSupport", "SpectrumOffline", "SpectrumDSP"]
         ),
     ],
     swiftLanguageModes: [.v6]

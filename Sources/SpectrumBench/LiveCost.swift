@@ -5,6 +5,7 @@ import SpectrumLive
 import SpectrumOSC
 import SpectrumTestSupport
 import Synchronization
+import SpectrumCore
 
 /// Durations of the production process callback, recorded by `timedProcess` on the JACK thread
 /// into memory prepared in advance (the benchmark harness, not production code).

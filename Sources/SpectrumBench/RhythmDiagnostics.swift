@@ -1,6 +1,7 @@
 import Foundation
 import SpectrumDSP
 import SpectrumTestSupport
+import SpectrumCore
 
 /// `SpectrumBench rhythm`: tempo lock times and beat errors on the synthetic rhythm signals
 /// (a development aid; the asserted versions are in RhythmTests).

@@ -4,6 +4,7 @@ import SpectrumDSP
 import SpectrumLive
 import SpectrumOSC
 import Synchronization
+import SpectrumCore
 
 /// A running live analysis: the JACK client, the OSC publisher draining its frames, and the
 /// latest frame for a terminal display. Used by `run` and `tune` on the main thread.

@@ -1,5 +1,6 @@
 import CRealtime
 import Glibc
+import SpectrumCore
 
 /// The whole analysis of one mono stream: accepts blocks of any length and, once per hop,
 /// computes the spectrum, levels and waveform into an `AnalysisFrame`.

@@ -2,6 +2,7 @@ import CJack
 import Glibc
 import SpectrumDSP
 import Synchronization
+import SpectrumCore
 
 /// The JACK client: opens, registers ports and callbacks, activates, connects, and hands the
 /// analysed frames to one consumer through `frames`.

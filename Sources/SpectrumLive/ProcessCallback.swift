@@ -2,6 +2,7 @@ import CJack
 import CRealtime
 import SpectrumDSP
 import Synchronization
+import SpectrumCore
 
 // THE REAL-TIME FILE. Everything here runs on JACK's threads and obeys the process-callback
 // rules (docs/live.md): no allocation, lock, system call, I/O, `print`, class reference or

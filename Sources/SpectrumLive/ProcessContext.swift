@@ -1,5 +1,6 @@
 import SpectrumDSP
 import Synchronization
+import SpectrumCore
 
 /// Counters and flags written by the JACK threads and read by the control side.
 ///

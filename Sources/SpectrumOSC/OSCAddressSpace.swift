@@ -3,7 +3,7 @@
 ///
 /// Everything here allocates; build it once at startup, never per frame.
 
-import SpectrumDSP
+import SpectrumCore
 
 /// One kind of message the publisher can send. The publisher builds exactly these, under the
 /// addresses that `OSCAddressSpace` gives them.

@@ -1,6 +1,6 @@
 import CLo
 import Glibc
-import SpectrumDSP
+import SpectrumCore
 
 /// Turns one `AnalysisFrame` into one serialised OSC bundle (liblo builds and serialises it).
 ///

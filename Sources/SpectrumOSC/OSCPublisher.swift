@@ -1,6 +1,6 @@
 import Glibc
-import SpectrumDSP
 import Synchronization
+import SpectrumCore
 
 /// Sends the analysis over OSC: a dedicated (not real-time) thread drains a `FrameRing` and
 /// sends, for every frame, ONE bundle to every target containing all enabled messages, time

@@ -1,4 +1,5 @@
 import Glibc
+import SpectrumCore
 
 /// Everything the publisher needs to know, checked once by `validate()` (which `OSCPublisher.init`
 /// calls). Plain values; build it from the command line with `OscOptions` or by hand.

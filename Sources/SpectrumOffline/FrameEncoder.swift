@@ -1,4 +1,5 @@
 import SpectrumDSP
+import SpectrumCore
 
 /// The text formats `spectrum analyze` writes. Any thread.
 public enum FrameFormat: String, CaseIterable, Sendable {

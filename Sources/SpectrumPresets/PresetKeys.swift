@@ -1,4 +1,5 @@
 import SpectrumDSP
+import SpectrumCore
 
 /// One tunable value of `AnalysisConfiguration` as it appears in a preset file: its YAML key
 /// path, type, allowed range, unit, a one-line description, and where it lives in the

@@ -1,4 +1,5 @@
 import SpectrumDSP
+import SpectrumCore
 
 /// Drives an `Analyzer` over a whole signal in blocks of the given sizes (cycled), collecting
 /// every frame, as a host with irregular callbacks would. Allocates; for tests only.

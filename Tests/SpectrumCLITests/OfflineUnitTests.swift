@@ -3,6 +3,7 @@ import SpectrumDSP
 import SpectrumOffline
 import SpectrumTestSupport
 import Testing
+import SpectrumCore
 
 @Suite struct FrameEncoderTests {
     static func text(_ append: (inout [UInt8]) -> Void) -> String {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import SpectrumDSP
 import SpectrumTestSupport
+import SpectrumCore
 
 /// The tuner: cents accuracy, octave safety and "no note", at every supported sample rate.
 @Suite struct PitchTests {

@@ -2,6 +2,7 @@ import Testing
 import CAllocationCounter
 import SpectrumDSP
 import SpectrumTestSupport
+import SpectrumCore
 
 /// The real-time verb allocates nothing: counted by the test binary's own malloc/free.
 /// (The JACK-thread version of this test lives in SpectrumLiveTests.)

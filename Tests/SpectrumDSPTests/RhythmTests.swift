@@ -1,6 +1,7 @@
 import Testing
 import SpectrumDSP
 import SpectrumTestSupport
+import SpectrumCore
 
 /// Onsets, tempo and beats on synthetic click trains and drum patterns with known beat times.
 @Suite struct RhythmTests {

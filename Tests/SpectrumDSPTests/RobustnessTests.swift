@@ -1,6 +1,7 @@
 import Testing
 import SpectrumDSP
 import SpectrumTestSupport
+import SpectrumCore
 
 /// Silence, extreme and invalid input, and block-size invariance.
 @Suite struct RobustnessTests {

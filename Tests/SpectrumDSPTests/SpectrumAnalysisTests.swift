@@ -1,6 +1,7 @@
 import Testing
 import SpectrumDSP
 import SpectrumTestSupport
+import SpectrumCore
 
 /// Spectrum stage: band placement, resolution in the bass, sample-rate independence.
 @Suite struct SpectrumAnalysisTests {

@@ -4,6 +4,7 @@ import Foundation
 import SpectrumDSP
 import SpectrumTestSupport
 import Testing
+import SpectrumCore
 @testable import SpectrumLive
 
 // Every test starts its own private jackd (dummy driver, unique name) and stops it. The tests

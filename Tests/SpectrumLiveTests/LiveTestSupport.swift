@@ -2,6 +2,7 @@ import CAllocationCounter
 import Foundation
 import SpectrumDSP
 import SpectrumTestSupport
+import SpectrumCore
 @testable import SpectrumLive
 
 /// Where `countingProcess` adds the process thread's heap calls. Allocated once, never freed;

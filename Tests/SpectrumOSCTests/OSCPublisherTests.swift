@@ -5,6 +5,7 @@ import SpectrumDSP
 import SpectrumTestSupport
 import Synchronization
 import Testing
+import SpectrumCore
 @testable import SpectrumOSC
 
 /// End to end: synthetic frames → FrameRing → OSCPublisher → UDP on loopback → a liblo server.

@@ -101,6 +101,7 @@ import Testing
 
 import SpectrumDSP
 import SpectrumTestSupport
+import SpectrumCore
 
 /// Owns a ring for one test and frees it.
 final class FrameRingHolder {

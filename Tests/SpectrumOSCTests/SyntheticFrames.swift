@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SpectrumDSP
 import SpectrumTestSupport
+import SpectrumCore
 @testable import SpectrumOSC
 
 /// Synthetic frames with known values.

@@ -1,3 +1,5 @@
+import SpectrumCore
+
 /// The most recent samples of a stream, in a power-of-two ring.
 ///
 /// Real-time safe after `init`: writing and reading are pointer loops.

@@ -1,3 +1,5 @@
+import SpectrumCore
+
 /// RMS, peak, dBFS and the VU value of seed 002. Real-time safe after `init`.
 ///
 /// Peak is the largest |sample| of the hop (every sample counts exactly once); RMS is taken over

@@ -1,5 +1,6 @@
 import CFFTW
 import Glibc
+import SpectrumCore
 
 /// The normalised (Pearson) autocorrelation of the newest `windowFrames` samples, for every lag
 /// up to `maximumLag + 1` (seed 000's tuner), computed with FFTs.

@@ -1,5 +1,6 @@
 import CFFTW
 import Glibc
+import SpectrumCore
 
 /// Fundamental frequency by normalised autocorrelation (seed 000's tuner; the correlation
 /// itself is `NormalisedAutocorrelation`).

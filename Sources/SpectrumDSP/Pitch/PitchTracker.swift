@@ -1,4 +1,5 @@
 import Glibc
+import SpectrumCore
 
 /// Turns raw estimates into what a tuner shows: median of the last three estimates, flushed
 /// when the pitch jumps by more than a semitone, and "no note" unless at least two of the last

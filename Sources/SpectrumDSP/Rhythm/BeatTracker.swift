@@ -1,4 +1,5 @@
 import Glibc
+import SpectrumCore
 
 /// Beat phase and beat events: a beat grid (anchor + k·period, in stream frames) fitted to the
 /// onsets that fall near it, seeded by the tempo estimator.

@@ -1,4 +1,5 @@
 import Glibc
+import SpectrumCore
 
 /// Onsets from the main power spectrum: weighted log-magnitude spectral flux (half-wave
 /// rectified), an adaptive threshold (running mean + k·σ), a minimum gap, and the onset's exact

@@ -1,3 +1,5 @@
+import SpectrumCore
+
 /// The autocorrelation of an onset signal, updated every hop with O(lags) work: the signal is
 /// detrended (minus its mean over the last `detrendHops`), and every lag's product is averaged
 /// recursively, `A[L] ← A[L] + β·(d[n]·d[n−L] − A[L])`, with a normaliser `W[L]` from the same

@@ -1,4 +1,5 @@
 import Glibc
+import SpectrumCore
 
 /// Tempo from the autocorrelation of the onset signal (seed 000, after Scheirer 1998 and Ellis
 /// 2007), computed incrementally so that no hop does more than O(lags) work.

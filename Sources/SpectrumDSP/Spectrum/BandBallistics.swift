@@ -1,4 +1,5 @@
 import Glibc
+import SpectrumCore
 
 /// Asymmetric exponential smoothing (fast attack, slow release) and a falling peak-hold for
 /// each band (seed 003, stage 8), with coefficients derived from time constants and the hop.

@@ -1,4 +1,5 @@
 import Glibc
+import SpectrumCore
 
 /// Maps FFT bin powers to log-spaced band powers with weights prepared once.
 ///

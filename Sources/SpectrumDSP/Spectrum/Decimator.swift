@@ -1,4 +1,5 @@
 import Glibc
+import SpectrumCore
 
 /// Low-pass filters and keeps every `factor`-th sample, so the bass bands can be fed by a long
 /// window at low cost (a 170 ms window is 512 frames at ~3 kHz instead of 8192 at 48 kHz).

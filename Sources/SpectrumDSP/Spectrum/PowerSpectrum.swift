@@ -1,5 +1,6 @@
 import CFFTW
 import Glibc
+import SpectrumCore
 
 /// FFTW's planner is not thread-safe (tests build analysers in parallel): every type that
 /// plans evaluates this first, which makes it so exactly once.
