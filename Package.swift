@@ -40,13 +40,13 @@ let package = Package(
         /// The JACK client: lifecycle, ports, callbacks, and the one real-time process callback.
         .target(name: "SpectrumLive", dependencies: ["SpectrumCore", "SpectrumDSP", "CJack", "CRealtime"]),
         /// Frames → OSC bundles (liblo) on a publisher thread; never on the real-time thread.
-        .target(name: "SpectrumOSC", dependencies: ["SpectrumCore", "CLo"]),
+        .target(name: "SpectrumOutput", dependencies: ["SpectrumCore", "CLo"]),
 
         // MARK: Command line
         .executableTarget(
             name: "SpectrumCLI",
             dependencies: [
-                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOSC",
+                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -54,13 +54,13 @@ let package = Package(
         // MARK: Benchmarks (scripts/bench)
         .executableTarget(
             name: "SpectrumBench",
-            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumLive", "SpectrumOSC", "SpectrumTestSupport", "CJack"]
+            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumLive", "SpectrumOutput", "SpectrumTestSupport", "CJack"]
         ),
 
         // MARK: Tests
         /// Signal generators, an offline block driver, a WAV writer, a private jackd, a tone
         /// client and an OSC receiver, shared by the tests and benchmarks.
-        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumOSC", "CSndfile", "CJack", "CLo"]),
+        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumOutput", "CSndfile", "CJack", "CLo"]),
         .testTarget(
             name: "SpectrumDSPTests",
             dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]
@@ -74,8 +74,8 @@ let package = Package(
             dependencies: ["SpectrumCore", "SpectrumLive", "SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter", "CJack"]
         ),
         .testTarget(
-            name: "SpectrumOSCTests",
-            dependencies: ["SpectrumCore", "SpectrumOSC", "SpectrumDSP", "SpectrumTestSupport", "CLo"]
+            name: "SpectrumOutputTests",
+            dependencies: ["SpectrumCore", "SpectrumOutput", "SpectrumDSP", "SpectrumTestSupport", "CLo"]
         ),
         .testTarget(
             name: "SpectrumCLITests",

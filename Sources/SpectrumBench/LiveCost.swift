@@ -2,7 +2,7 @@ import CJack
 import Foundation
 import SpectrumDSP
 import SpectrumLive
-import SpectrumOSC
+import SpectrumOutput
 import SpectrumTestSupport
 import Synchronization
 import SpectrumCore

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import SpectrumDSP
 import SpectrumLive
-import SpectrumOSC
+import SpectrumOutput
 import Synchronization
 import SpectrumCore
 

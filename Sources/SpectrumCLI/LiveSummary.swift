@@ -1,7 +1,7 @@
 import Foundation
 import SpectrumDSP
 import SpectrumLive
-import SpectrumOSC
+import SpectrumOutput
 
 /// The one-line live summary of `spectrum run`: what is being analysed and sent, redrawn in
 /// place on a terminal, or one line per second when standard output is a pipe or a file.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import SpectrumOSC
+import SpectrumOutput
 
 /// The OSC options of `spectrum run`, as an option group:
 /// ```

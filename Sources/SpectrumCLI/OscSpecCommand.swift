@@ -1,5 +1,5 @@
 import ArgumentParser
-import SpectrumOSC
+import SpectrumOutput
 
 /// `spectrum osc-spec`: prints the OSC address table from the code that sends it (the same text
 /// as docs/osc.md).

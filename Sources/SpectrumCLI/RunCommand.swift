@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import SpectrumDSP
 import SpectrumLive
-import SpectrumOSC
+import SpectrumOutput
 
 /// `spectrum run`: the live analyser. Main thread: wiring, the summary and the exit; the
 /// analysis runs in the JACK process callback, OSC on the publisher thread.

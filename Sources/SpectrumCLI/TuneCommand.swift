@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import SpectrumDSP
-import SpectrumOSC
+import SpectrumOutput
 
 /// `spectrum tune`: a full-screen terminal tuner, live from JACK (the same analysis and, with
 /// --osc, the same OSC output as `run`). Main thread only.

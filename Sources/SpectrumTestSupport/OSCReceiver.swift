@@ -2,7 +2,7 @@ import CLo
 import Foundation
 import Glibc
 import SpectrumDSP
-import SpectrumOSC
+import SpectrumOutput
 
 /// A real OSC receiver on loopback: a liblo server on a free UDP port, with bundle handlers to
 /// group messages per bundle and a catch-all method handler to decode them.

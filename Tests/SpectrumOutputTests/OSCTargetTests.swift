@@ -1,6 +1,6 @@
 import Glibc
 import Testing
-@testable import SpectrumOSC
+@testable import SpectrumOutput
 
 @Suite struct OSCTargetTests {
     @Test(arguments: [

@@ -3,7 +3,7 @@ import Glibc
 import SpectrumDSP
 import SpectrumTestSupport
 import SpectrumCore
-@testable import SpectrumOSC
+@testable import SpectrumOutput
 
 /// Synthetic frames with known values.
 enum SyntheticFrames {

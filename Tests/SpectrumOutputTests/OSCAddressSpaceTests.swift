@@ -2,7 +2,7 @@ import Foundation
 import SpectrumDSP
 import SpectrumTestSupport
 import Testing
-@testable import SpectrumOSC
+@testable import SpectrumOutput
 
 @Suite struct OSCAddressSpaceTests {
     /// docs/osc.md holds the generated table verbatim between the markers.

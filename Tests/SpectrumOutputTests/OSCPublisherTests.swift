@@ -6,7 +6,7 @@ import SpectrumTestSupport
 import Synchronization
 import Testing
 import SpectrumCore
-@testable import SpectrumOSC
+@testable import SpectrumOutput
 
 /// End to end: synthetic frames → FrameRing → OSCPublisher → UDP on loopback → a liblo server.
 /// Serialized: the timing test should not share two cores with the others.
