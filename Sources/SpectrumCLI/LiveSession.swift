@@ -10,7 +10,7 @@ import SpectrumCore
 /// latest frame for a terminal display. Used by `run` and `tune` on the main thread.
 final class LiveSession: @unchecked Sendable {
     let client: LiveClient
-    let publisher: OSCPublisher
+    let publisher: FramePublisher
     private let latest = LatestFrame()
 
     /// What the display shows: the newest frame and the counters.
@@ -42,7 +42,7 @@ final class LiveSession: @unchecked Sendable {
         self.client = client
         let latest = self.latest
         do {
-            publisher = try OSCPublisher(
+            publisher = try FramePublisher(
                 configuration: osc, ring: client.frames, beats: client.beats,
                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() },
                 status: {

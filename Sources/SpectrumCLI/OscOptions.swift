@@ -7,7 +7,7 @@ import SpectrumOutput
 ///     @OptionGroup(title: "OSC output") var osc: OscOptions
 ///     func run() throws {
 ///         let configuration = try osc.publisherConfiguration(outputRateHz: analysis.outputRateHz)
-///         let publisher = try OSCPublisher(configuration: configuration, ring: ring, …)   // resolves hosts
+///         let publisher = try FramePublisher(configuration: configuration, ring: ring, …)   // resolves hosts
 /// ```
 /// `validate()` checks the syntax (no DNS) and reports one line per problem, e.g.
 /// `--osc "localhost": expected HOST:PORT, e.g. 127.0.0.1:9000`.
@@ -44,7 +44,7 @@ struct OscOptions: ParsableArguments {
     }
 
     /// The publisher configuration for these options; throws `OSCConfigurationError` (one
-    /// line). Does no DNS: `OSCPublisher.init` resolves the hosts.
+    /// line). Does no DNS: `FramePublisher.init` resolves the hosts.
     func publisherConfiguration(outputRateHz: Double) throws -> PublisherConfiguration {
         let parsed = try targets.map { try OSCTarget(parsing: $0, optionName: "--osc") }
         var configuration = PublisherConfiguration(targets: parsed, prefix: prefix, groupCount: groups, outputRateHz: outputRateHz)

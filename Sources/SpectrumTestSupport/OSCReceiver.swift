@@ -81,7 +81,7 @@ public final class OSCReceiver {
             case UInt8(ascii: "f"): values.append(Double(argument.f)); floats.append(argument.f)
             case UInt8(ascii: "i"): values.append(Double(argument.i))
             case UInt8(ascii: "s"):
-                strings.append(withUnsafePointer(to: argv![index]!.pointee) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) })
+                strings.append(String(cString: UnsafeRawPointer(argv![index]!).assumingMemoryBound(to: CChar.self)))
             default: values.append(.nan)
             }
         }

@@ -8,17 +8,17 @@ import Testing
 import SpectrumCore
 @testable import SpectrumOutput
 
-/// End to end: synthetic frames → FrameRing → OSCPublisher → UDP on loopback → a liblo server.
+/// End to end: synthetic frames → FrameRing → FramePublisher → UDP on loopback → a liblo server.
 /// Serialized: the timing test should not share two cores with the others.
-@Suite(.serialized) struct OSCPublisherTests {
+@Suite(.serialized) struct FramePublisherTests {
     static let testStatus = PublisherStatus(sampleRateHz: 48000, periodFrames: 256, xruns: 3, droppedFrames: 1, dspLoadPercent: 4.5, worstCallbackMicroseconds: 41.25)
 
     private func makePublisher(_ receivers: [OSCReceiver], extraTargets: [OSCTarget] = [], ring: FrameRingHolder, beats: BeatMailbox? = nil,
-                               messages: OSCMessageSet = .default, groups: Int = 8, clock: CaptureClock? = nil) throws -> OSCPublisher {
+                               messages: OSCMessageSet = .default, groups: Int = 8, clock: CaptureClock? = nil) throws -> FramePublisher {
         var configuration = PublisherConfiguration(targets: receivers.map(\.target) + extraTargets, groupCount: groups, messages: messages)
         configuration.outputRateHz = 60
         let status = Self.testStatus
-        return try OSCPublisher(configuration: configuration, ring: ring.ring, beats: beats, captureClock: clock, status: { status })
+        return try FramePublisher(configuration: configuration, ring: ring.ring, beats: beats, captureClock: clock, status: { status })
     }
 
     @Test func aBeatFromTheMailboxGoesOutAloneAndOnlyOnce() throws {
@@ -107,7 +107,7 @@ import SpectrumCore
         #expect(status.values == [48000, 256, 3, 1, 4.5, 41.25])
         let statistics = publisher.statistics
         #expect(statistics.framesPublished == 10)
-        #expect(statistics.targets.map(\.bundlesSent) == [10])
+        #expect(statistics.targets.map(\.datagramsSent) == [10])
         #expect(statistics.targets.map(\.sendErrors) == [0])
     }
 
@@ -221,11 +221,11 @@ import SpectrumCore
         #expect(receiver.bundles.count == 30)
         let statistics = publisher.statistics
         #expect(statistics.framesPublished == 30)
-        #expect(statistics.targets[0].bundlesSent == 30)
+        #expect(statistics.targets[0].datagramsSent == 30)
         #expect(statistics.targets[0].sendErrors == 0)
         // Whatever the kernel reports for the dead targets is counted, never fatal.
         for target in statistics.targets.dropFirst() {
-            #expect(target.bundlesSent + target.sendErrors == 30)
+            #expect(target.datagramsSent + target.sendErrors == 30)
         }
     }
 
@@ -335,7 +335,7 @@ import SpectrumCore
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let ring = FrameRingHolder()
         let target = try OSCTarget(parsing: "[::1]:\(UInt16(bigEndian: address.sin6_port))")
-        let publisher = try OSCPublisher(configuration: PublisherConfiguration(targets: [target]), ring: ring.ring)
+        let publisher = try FramePublisher(configuration: PublisherConfiguration(targets: [target]), ring: ring.ring)
         try publisher.start()
         for index in 0..<3 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
         publisher.stop()
@@ -353,13 +353,13 @@ import SpectrumCore
         var configuration = PublisherConfiguration(targets: [OSCTarget(host: "239.255.77.77", port: closedUDPPort())])
         configuration.multicastInterface = "127.0.0.1"
         configuration.multicastTTL = 1
-        let publisher = try OSCPublisher(configuration: configuration, ring: ring.ring)
+        let publisher = try FramePublisher(configuration: configuration, ring: ring.ring)
         #expect(publisher.targets[0].isMulticast)
         try publisher.start()
         for index in 0..<5 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
         publisher.stop()
         let statistics = publisher.statistics.targets[0]
-        #expect(statistics.bundlesSent + statistics.sendErrors == 5)
+        #expect(statistics.datagramsSent + statistics.sendErrors == 5)
     }
 
     /// A liblo multicast server on a real interface gets the bundles (multicast loop-back
@@ -380,7 +380,7 @@ import SpectrumCore
         let ring = FrameRingHolder()
         var configuration = PublisherConfiguration(targets: [OSCTarget(host: group, port: port)])
         configuration.multicastInterface = interface
-        let publisher = try OSCPublisher(configuration: configuration, ring: ring.ring)
+        let publisher = try FramePublisher(configuration: configuration, ring: ring.ring)
         try publisher.start()
         for index in 0..<5 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
         publisher.flush()
