@@ -47,7 +47,7 @@ struct RunCommand: ParsableCommand {
         let session: LiveSession
         do {
             configuration = try analysis.apply(to: presetOptions.loadConfiguration())
-            publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz)
+            publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetOptions.presetPath())
             session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration)
         } catch {
             throw oneLineFailure("spectrum: \(error)")
@@ -71,7 +71,10 @@ struct RunCommand: ParsableCommand {
             : "spectrum: connected from \(client.connectedSources.joined(separator: ", "))")
         lines.append(session.publisher.targets.isEmpty
             ? "spectrum: analysing only; add --osc HOST:PORT to send OSC"
-            : "spectrum: sending OSC to \(session.publisher.configuration.targets.map(\.description).joined(separator: ", ")) under \(session.publisher.configuration.prefix)")
+            : "spectrum: sending OSC to " + session.publisher.configuration.targets.map { target in
+                let rig = session.publisher.configuration.rig(for: target)
+                return "\(target) (rig \(rig.name)\(rig.name == Rig.spectrumName ? " under \(session.publisher.configuration.prefix)" : ""))"
+            }.joined(separator: ", "))
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 
@@ -79,7 +82,8 @@ struct RunCommand: ParsableCommand {
         let statistics = session.publisher.statistics
         let status = session.client.status()
         let errors = statistics.targets.reduce(0) { $0 + $1.sendErrors }
-        let totals = "\(statistics.framesPublished) frames sent, \(status.framesDropped) dropped, \(status.xruns) xruns, \(errors) send errors"
+        let health = statistics.targets.isEmpty ? "" : " (" + statistics.targets.map { "\($0.target) \($0.state.rawValue)" }.joined(separator: ", ") + ")"
+        let totals = "\(statistics.framesPublished) frames sent, \(status.framesDropped) dropped, \(status.xruns) xruns, \(errors) send errors\(health)"
         switch ending {
         case .signal, .duration:
             FileHandle.standardError.write(Data("spectrum: stopped: \(totals)\n".utf8))
