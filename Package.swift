@@ -75,7 +75,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpectrumOSCTests",
-            dependencies: ["SpectrumCore", "SpectrumOSC", "SpectrumDSP", "SpectrumTestSupport", "CLo"]
+            dependencies: ["SpectrumCore", "SpectrumOSC", "SpectrumDSP", "SpectrumTestSupport", "CLo", "CAllocationCounter"]
         ),
         .testTarget(
             name: "SpectrumCLITests",
