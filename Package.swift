@@ -75,7 +75,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpectrumOutputTests",
-            dependencies: ["SpectrumCore", "SpectrumOutput", "SpectrumPresets", "SpectrumDSP", "SpectrumTestSupport", "CLo"]
+            dependencies: ["SpectrumCore", "SpectrumOutput", "SpectrumPresets", "SpectrumDSP", "SpectrumTestSupport", "CLo", "CAllocationCounter"]
         ),
         .testTarget(
             name: "SpectrumCLITests",
