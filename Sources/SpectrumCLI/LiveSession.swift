@@ -41,6 +41,9 @@ final class LiveSession: @unchecked Sendable {
         let client = try LiveClient(configuration: configuration)
         self.client = client
         let latest = self.latest
+        var osc = osc
+        osc.sampleRateHz = client.sampleRateHz
+        osc.bandCentreFrequenciesHz = analysis.spectrum.bandCentreFrequenciesHz
         do {
             publisher = try FramePublisher(
                 configuration: osc, ring: client.frames, beats: client.beats,

@@ -40,8 +40,13 @@ struct OscOptions: ParsableArguments {
         valueName: "name|path"))
     var rig: String?
 
-    /// True when at least one `--osc` target was given.
-    var isEnabled: Bool { !targets.isEmpty }
+    @Option(name: .customLong("wled"), help: ArgumentHelp(
+        "Send WLED audio sync v2 (44-byte UDP packets, at most 50 a second) to HOST:PORT (repeatable): 239.0.0.1:11988 is WLED's sync group (with --osc-interface), or a strip's own address.",
+        valueName: "host:port"))
+    var wledTargets: [String] = []
+
+    /// True when at least one `--osc` or `--wled` target was given.
+    var isEnabled: Bool { !targets.isEmpty || !wledTargets.isEmpty }
 
     mutating func validate() throws {
         do { _ = try publisherConfiguration(outputRateHz: 60, bandCount: 128, presetPath: nil) } catch let error as OSCConfigurationError {
@@ -64,6 +69,7 @@ struct OscOptions: ParsableArguments {
             if let targetRig { configuration.targetRigs[target] = targetRig }
         }
         configuration.targets = parsed
+        configuration.wledTargets = try wledTargets.map { try OSCTarget(parsing: $0, optionName: "--wled") }
         if waveform { configuration.messages.insert(.waveform) }
         configuration.multicastInterface = interface
         configuration.multicastTTL = ttl

@@ -61,6 +61,13 @@ public final class FramePublisher: @unchecked Sendable {
         for target in configuration.targets {
             resolved.append(try target.resolve())
         }
+        // WLED receivers come after the OSC targets in the transport and the statistics.
+        for target in configuration.wledTargets {
+            resolved.append(try target.resolve(optionName: "--wled"))
+        }
+        let wled = configuration.wledTargets.isEmpty ? nil
+            : (WLEDAudioSyncEncoder(bandCentreFrequenciesHz: configuration.bandCentreFrequenciesHz, sampleRateHz: configuration.sampleRateHz),
+               Array(configuration.targets.count..<resolved.count))
         targets = resolved
         // Targets sharing a rig share one renderer (the same bytes go to each).
         var renderers: [(RigRenderer, [Int])] = []
@@ -70,12 +77,12 @@ public final class FramePublisher: @unchecked Sendable {
                 renderers[existing].1.append(index)
             } else {
                 let renderer = try RigRenderer(rig: rig, prefix: configuration.prefix, bandCount: configuration.bandCount,
-                                               outputRateHz: configuration.outputRateHz, targetCount: configuration.targets.count)
+                                               outputRateHz: configuration.outputRateHz, targetCount: configuration.targets.count + configuration.wledTargets.count)
                 renderers.append((renderer, [index]))
             }
         }
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
-        worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers,
+        worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers, wled: wled,
                                  captureClock: captureClock, status: status, frameObserver: frameObserver)
     }
 
@@ -185,6 +192,9 @@ final class PublisherWorker: @unchecked Sendable {
     let transport: UDPTransport
     /// Each rig's renderer with the indices of the targets it sends to.
     let renderers: [(renderer: RigRenderer, targets: [Int])]
+    /// The WLED encoder and the transport indices of the WLED receivers.
+    let wled: (encoder: WLEDAudioSyncEncoder, targets: [Int])?
+    private let wledPacket = UnsafeMutableRawBufferPointer.allocate(byteCount: WLEDAudioSyncEncoder.packetByteCount, alignment: 4)
     let targetAddresses: [String]
     let captureClock: CaptureClock?
     let status: (@Sendable () -> PublisherStatus)?
@@ -208,13 +218,14 @@ final class PublisherWorker: @unchecked Sendable {
     private var previousErrors: [Int]
 
     init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox?, transport: UDPTransport, renderers: [(RigRenderer, [Int])],
-         captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
+         wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
         self.beats = beats
         self.frameObserver = frameObserver
         self.transport = transport
         self.renderers = renderers.map { (renderer: $0.0, targets: $0.1) }
-        targetAddresses = configuration.targets.map(\.description)
+        self.wled = wled.map { (encoder: $0.0, targets: $0.1) }
+        targetAddresses = configuration.targets.map(\.description) + configuration.wledTargets.map { "wled \($0)" }
         self.captureClock = captureClock
         self.status = status
         statusIntervalFrames = BandGrouping.statusIntervalFrames(outputRateHz: configuration.outputRateHz)
@@ -224,6 +235,8 @@ final class PublisherWorker: @unchecked Sendable {
         previousErrors = Array(repeating: 0, count: transport.count)
         context.targets = targetAddresses.map { TargetHealth(address: $0, state: .idle, sent: 0, errors: 0) }
     }
+
+    deinit { wledPacket.deallocate() }
 
     func run() {
         while true {
@@ -276,6 +289,10 @@ final class PublisherWorker: @unchecked Sendable {
         let tag = timeTag(captureMicroseconds: frame.captureTimeMicroseconds)
         for (renderer, targets) in renderers {
             renderer.render(frame, context: context, timeTag: tag) { send($0, to: targets) }
+        }
+        // 3) WLED: a 44-byte packet, at most 50 a second of audio.
+        if let wled, wled.encoder.packet(for: frame, into: wledPacket) {
+            send(UnsafeRawBufferPointer(wledPacket), to: wled.targets)
         }
         framesPublished.add(1, ordering: .relaxed)
     }

@@ -20,6 +20,12 @@ public struct PublisherConfiguration: Sendable, Equatable {
     public var targetRigs: [OSCTarget: Rig] = [:]
     /// The analyser's band count (the length of `bands`, and the limit of band routes).
     public var bandCount = 128
+    /// WLED audio sync v2 receivers (`--wled`): 44-byte UDP packets, at most 50 a second.
+    public var wledTargets: [OSCTarget] = []
+    /// The analyser's band centres and sample rate, which the WLED encoder maps onto WLED's
+    /// 16 channels and paces by; needed only with `wledTargets`.
+    public var bandCentreFrequenciesHz: [Double] = []
+    public var sampleRateHz: Double = 48_000
     /// The analyser's output rate (frames per second): sets the status cadence (one status per
     /// this many frames, rounded) and the "Rate" column of the table. Sending itself is paced
     /// by the frames as they arrive.
@@ -70,6 +76,9 @@ public struct PublisherConfiguration: Sendable, Equatable {
         }
         guard pollIntervalMilliseconds.isFinite, pollIntervalMilliseconds > 0, pollIntervalMilliseconds <= 100 else {
             throw OSCConfigurationError("poll interval \(pollIntervalMilliseconds) ms: expected more than 0 and at most 100 ms")
+        }
+        if !wledTargets.isEmpty, bandCentreFrequenciesHz.count != bandCount {
+            throw OSCConfigurationError("--wled: the band centre frequencies (\(bandCentreFrequenciesHz.count)) must match the band count (\(bandCount))")
         }
         if let multicastInterface, multicastInterface.isEmpty {
             throw OSCConfigurationError("--osc-interface \"\": expected an interface name such as eth0 or an IPv4 address")
