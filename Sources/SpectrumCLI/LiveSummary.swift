@@ -59,7 +59,7 @@ struct LiveSummary {
         let rate = String(format: "%g kHz/%d", status.sampleRateHz / 1000, status.periodFrames)
         let tempo = frame.tempo.isLocked ? String(format: "%5.1f BPM ", frame.tempo.bpm) + (beat ? "●" : "○") : "  --- BPM  "
 
-        let sending = targetCount == 0 ? "not sending (no --osc)" : "→ " + targetHealth(snapshot.publisher.targets)
+        let sending = snapshot.publisher.targets.isEmpty ? "not sending (no --osc)" : "→ " + targetHealth(snapshot.publisher.targets)
         return "\(rate) | VU \(bar(level.vu, width: 10)) \(String(format: "%6.1f dBFS", level.rmsDecibels)) | \(note) | \(tempo) | "
             + "\(sparkline(groups)) | \(String(format: "%.1f fps", framesPerSecond)) \(sending) | xruns \(status.xruns) drops \(status.framesDropped)"
     }

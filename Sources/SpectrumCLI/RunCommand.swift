@@ -69,12 +69,19 @@ struct RunCommand: ParsableCommand {
         lines.append(client.connectedSources.isEmpty
             ? "spectrum: no input connected (patch with jack_connect or --connect)"
             : "spectrum: connected from \(client.connectedSources.joined(separator: ", "))")
-        lines.append(session.publisher.targets.isEmpty
-            ? "spectrum: analysing only; add --osc HOST:PORT to send OSC"
-            : "spectrum: sending OSC to " + session.publisher.configuration.targets.map { target in
-                let rig = session.publisher.configuration.rig(for: target)
-                return "\(target) (rig \(rig.name)\(rig.name == Rig.spectrumName ? " under \(session.publisher.configuration.prefix)" : ""))"
+        let configuration = session.publisher.configuration
+        if configuration.targets.isEmpty && configuration.wledTargets.isEmpty {
+            lines.append("spectrum: analysing only; add --osc HOST:PORT to send OSC")
+        }
+        if !configuration.targets.isEmpty {
+            lines.append("spectrum: sending OSC to " + configuration.targets.map { target in
+                let rig = configuration.rig(for: target)
+                return "\(target) (rig \(rig.name)\(rig.name == Rig.spectrumName ? " under \(configuration.prefix)" : ""))"
             }.joined(separator: ", "))
+        }
+        if !configuration.wledTargets.isEmpty {
+            lines.append("spectrum: sending WLED audio sync v2 to \(configuration.wledTargets.map(\.description).joined(separator: ", "))")
+        }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 

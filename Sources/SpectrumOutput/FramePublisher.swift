@@ -61,6 +61,9 @@ public final class FramePublisher: @unchecked Sendable {
         for target in configuration.targets {
             resolved.append(try target.resolve())
         }
+        if !configuration.wledTargets.isEmpty, configuration.bandCentreFrequenciesHz.count != configuration.bandCount {
+            throw OSCConfigurationError("--wled: expected the centre frequencies of all \(configuration.bandCount) bands, got \(configuration.bandCentreFrequenciesHz.count)")
+        }
         // WLED receivers come after the OSC targets in the transport and the statistics.
         for target in configuration.wledTargets {
             resolved.append(try target.resolve(optionName: "--wled"))

@@ -77,9 +77,6 @@ public struct PublisherConfiguration: Sendable, Equatable {
         guard pollIntervalMilliseconds.isFinite, pollIntervalMilliseconds > 0, pollIntervalMilliseconds <= 100 else {
             throw OSCConfigurationError("poll interval \(pollIntervalMilliseconds) ms: expected more than 0 and at most 100 ms")
         }
-        if !wledTargets.isEmpty, bandCentreFrequenciesHz.count != bandCount {
-            throw OSCConfigurationError("--wled: the band centre frequencies (\(bandCentreFrequenciesHz.count)) must match the band count (\(bandCount))")
-        }
         if let multicastInterface, multicastInterface.isEmpty {
             throw OSCConfigurationError("--osc-interface \"\": expected an interface name such as eth0 or an IPv4 address")
         }
