@@ -266,8 +266,10 @@ public final class LiveClient: @unchecked Sendable {
     /// Empty lists once stopped. Not real-time safe.
     public func connections() -> [[String]] {
         closed.withLock { isClosed in
-            (0..<context.pointee.portCount).map { index in
-                guard !isClosed, !counters.pointee.shutDown.load(ordering: .acquiring),
+            // Once stopped, the context is freed: read nothing from it.
+            guard !isClosed else { return [] }
+            return (0..<context.pointee.portCount).map { index in
+                guard !counters.pointee.shutDown.load(ordering: .acquiring),
                       let list = jack_port_get_connections(context.pointee.ports[index]) else { return [] }
                 defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
                 return Self.strings(list)
