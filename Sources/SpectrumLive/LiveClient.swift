@@ -267,7 +267,7 @@ public final class LiveClient: @unchecked Sendable {
     public func connections() -> [[String]] {
         closed.withLock { isClosed in
             // Once stopped, the context is freed: read nothing from it.
-            guard !isClosed else { return [] }
+            guard !isClosed else { return portNames.map { _ in [] } }
             return (0..<context.pointee.portCount).map { index in
                 guard !counters.pointee.shutDown.load(ordering: .acquiring),
                       let list = jack_port_get_connections(context.pointee.ports[index]) else { return [] }
