@@ -4,9 +4,9 @@ import Glibc
 import SpectrumTestSupport
 import Testing
 
-/// The rig-peer harnesses against the real programs: olad inside a private network namespace,
-/// fed OSC from inside it with liblo, read back through its own HTTP API. Serialized: each test
-/// starts a daemon, and the machine has two cores.
+/// The rig-peer harnesses against the real programs: olad and QLC+ inside a private network
+/// namespace, fed OSC from inside it with liblo, read back through their own HTTP and WebSocket
+/// APIs. Serialized: each test starts a daemon, and the machine has two cores.
 @Suite(.serialized) struct RigPeerTests {
     @Test(.enabled(if: PrivateOLA.isInstalled, "olad is not installed (Debian package ola; scripts/install-deps)"))
     func olaSetsTheSlotAnOSCFloatAddresses() throws {
@@ -20,6 +20,35 @@ import Testing
             read: { try ola.dmx() }, accept: { $0.count >= 3 && $0[2] == 127 })
         #expect(slots.count >= 3 && slots[2] == 127, "0.5 × 255, truncated")
         #expect(slots.prefix(2).allSatisfy { $0 == 0 }, "slots 1 and 2 untouched")
+    }
+
+    @Test(.enabled(if: PrivateQLCPlus.isInstalled, "qlcplus is not installed (Debian package qlcplus; scripts/install-deps)"))
+    func qlcPlusSlidersFollowTheirOSCAddresses() throws {
+        let network = try PrivateNetwork()
+        defer { network.stop() }
+        let qlc = try PrivateQLCPlus(network: network, oscAddresses: ["/spectrum/level", "/spectrum/beat"])
+        defer { qlc.stop() }
+        #expect(try qlc.sliderValue(oscAddress: "/spectrum/level") == 0)
+        #expect(try qlc.sliderValue(oscAddress: "/spectrum/beat") == 0)
+
+        func drive(_ address: String, to value: Float, expecting expected: Int) throws {
+            let read = try sendUntil(
+                { try sendOSC(address, value, port: qlc.oscPort, in: network) },
+                read: { try qlc.sliderValue(oscAddress: address) }, accept: { $0 == expected })
+            #expect(read == expected, "\(address) \(value)")
+        }
+        try drive("/spectrum/level", to: 0.5, expecting: 127)
+        try drive("/spectrum/beat", to: 1, expecting: 255)
+        #expect(try qlc.sliderValue(oscAddress: "/spectrum/level") == 127, "each address moves only its own slider")
+        // A trigger latches the slider until it is sent back to 0.
+        try drive("/spectrum/beat", to: 0, expecting: 0)
+        try drive("/spectrum/level", to: 0, expecting: 0)
+    }
+
+    @Test func qlcPlusInputChannelIsQtsISO3309Checksum() {
+        // The CRC-16/X.25 check value, and a path whose channel QLC+ 4.12.6 itself matched.
+        #expect(PrivateQLCPlus.inputChannel(oscAddress: "123456789") == 0x906E)
+        #expect(PrivateQLCPlus.inputChannel(oscAddress: "/spectrum/level") == 49295)
     }
 }
 
