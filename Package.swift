@@ -33,7 +33,7 @@ let package = Package(
 
         // MARK: Around the core
         /// Preset files (YAML) → validated AnalysisConfiguration.
-        .target(name: "SpectrumPresets", dependencies: ["SpectrumCore", "SpectrumDSP", .product(name: "Yams", package: "Yams")]),
+        .target(name: "SpectrumPresets", dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumOutput", .product(name: "Yams", package: "Yams")]),
         /// Sound files → frames, with the same analysis code (libsndfile).
         .target(name: "SpectrumOffline", dependencies: ["SpectrumCore", "SpectrumDSP", "CSndfile"]),
 
@@ -75,7 +75,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpectrumOutputTests",
-            dependencies: ["SpectrumCore", "SpectrumOutput", "SpectrumDSP", "SpectrumTestSupport", "CLo"]
+            dependencies: ["SpectrumCore", "SpectrumOutput", "SpectrumPresets", "SpectrumDSP", "SpectrumTestSupport", "CLo", "CAllocationCounter"]
         ),
         .testTarget(
             name: "SpectrumCLITests",

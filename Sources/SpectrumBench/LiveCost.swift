@@ -96,7 +96,7 @@ enum Latency {
         defer { rig.stop() }
         let client = rig.client, tone = rig.tone
         let receiver = OSCReceiver()
-        let publisher = try OSCPublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: client.frames,
+        let publisher = try FramePublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: client.frames,
                                          captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() })
         try publisher.start()
         defer { publisher.stop() }
@@ -148,7 +148,7 @@ enum BeatDelay {
                 let rig = try LiveRig(periodFrames: period, amplitude: 1, loop: clicks.samples)
                 defer { rig.stop() }
                 let receiver = OSCReceiver()
-                let publisher = try OSCPublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: rig.client.frames,
+                let publisher = try FramePublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: rig.client.frames,
                                                  beats: useMailbox ? rig.client.beats : nil,
                                                  captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() })
                 try publisher.start()

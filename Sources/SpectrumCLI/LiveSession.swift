@@ -10,7 +10,7 @@ import SpectrumCore
 /// latest frame for a terminal display. Used by `run` and `tune` on the main thread.
 final class LiveSession: @unchecked Sendable {
     let client: LiveClient
-    let publisher: OSCPublisher
+    let publisher: FramePublisher
     private let latest = LatestFrame()
 
     /// What the display shows: the newest frame and the counters.
@@ -41,8 +41,11 @@ final class LiveSession: @unchecked Sendable {
         let client = try LiveClient(configuration: configuration)
         self.client = client
         let latest = self.latest
+        var osc = osc
+        osc.sampleRateHz = client.sampleRateHz
+        osc.bandCentreFrequenciesHz = analysis.spectrum.bandCentreFrequenciesHz
         do {
-            publisher = try OSCPublisher(
+            publisher = try FramePublisher(
                 configuration: osc, ring: client.frames, beats: client.beats,
                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() },
                 status: {

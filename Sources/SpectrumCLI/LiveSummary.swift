@@ -59,9 +59,21 @@ struct LiveSummary {
         let rate = String(format: "%g kHz/%d", status.sampleRateHz / 1000, status.periodFrames)
         let tempo = frame.tempo.isLocked ? String(format: "%5.1f BPM ", frame.tempo.bpm) + (beat ? "●" : "○") : "  --- BPM  "
 
-        let sending = targetCount == 0 ? "not sending (no --osc)" : "→ \(targetCount) target\(targetCount == 1 ? "" : "s")"
+        let sending = snapshot.publisher.targets.isEmpty ? "not sending (no --osc)" : "→ " + targetHealth(snapshot.publisher.targets)
         return "\(rate) | VU \(bar(level.vu, width: 10)) \(String(format: "%6.1f dBFS", level.rmsDecibels)) | \(note) | \(tempo) | "
             + "\(sparkline(groups)) | \(String(format: "%.1f fps", framesPerSecond)) \(sending) | xruns \(status.xruns) drops \(status.framesDropped)"
+    }
+
+    /// `1 target ok`, `3 targets ok`, or the count that are fine and each one that is not:
+    /// `1 ok, 127.0.0.1:9001 refused`.
+    static func targetHealth(_ targets: [TargetStatistics]) -> String {
+        let fine = targets.filter { $0.state == .ok || $0.state == .idle }
+        if fine.count == targets.count {
+            let state = targets.allSatisfy { $0.state == .idle } ? "idle" : "ok"
+            return "\(targets.count) target\(targets.count == 1 ? "" : "s") \(state)"
+        }
+        let problems = targets.filter { $0.state != .ok && $0.state != .idle }.map { "\($0.target) \($0.state.rawValue)" }
+        return (fine.isEmpty ? [] : ["\(fine.count) ok"]).joined() + (fine.isEmpty ? "" : ", ") + problems.joined(separator: ", ")
     }
 
     static func bar(_ value: Float, width: Int) -> String {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import SpectrumOutput
+import SpectrumPresets
 
 /// The OSC options of `spectrum run`, as an option group:
 /// ```
@@ -7,7 +8,7 @@ import SpectrumOutput
 ///     @OptionGroup(title: "OSC output") var osc: OscOptions
 ///     func run() throws {
 ///         let configuration = try osc.publisherConfiguration(outputRateHz: analysis.outputRateHz)
-///         let publisher = try OSCPublisher(configuration: configuration, ring: ring, …)   // resolves hosts
+///         let publisher = try FramePublisher(configuration: configuration, ring: ring, …)   // resolves hosts
 /// ```
 /// `validate()` checks the syntax (no DNS) and reports one line per problem, e.g.
 /// `--osc "localhost": expected HOST:PORT, e.g. 127.0.0.1:9000`.
@@ -31,23 +32,44 @@ struct OscOptions: ParsableArguments {
     @Option(help: "Number of grouped bands sent on <prefix>/groups (1–64).")
     var groups: Int = OSCAddressSpace.defaultGroupCount
 
-    @Flag(help: "Also send the 512-point waveform on <prefix>/waveform.")
+    @Flag(help: "Also send the 512-point waveform on <prefix>/waveform (spectrum rig).")
     var waveform = false
 
-    /// True when at least one `--osc` target was given.
-    var isEnabled: Bool { !targets.isEmpty }
+    @Option(help: ArgumentHelp(
+        "What the --osc targets receive: a rig name (spectrum, ola, qlcplus, grandma3, resolume, touchdesigner: presets/rigs/) or a path to a rig file. Default: spectrum (the address space of `spectrum osc-spec`), or the preset's routes.",
+        valueName: "name|path"))
+    var rig: String?
+
+    @Option(name: .customLong("wled"), help: ArgumentHelp(
+        "Send WLED audio sync v2 (44-byte UDP packets, at most 50 a second) to HOST:PORT (repeatable): 239.0.0.1:11988 is WLED's sync group (with --osc-interface), or a strip's own address.",
+        valueName: "host:port"))
+    var wledTargets: [String] = []
+
+    /// True when at least one `--osc` or `--wled` target was given.
+    var isEnabled: Bool { !targets.isEmpty || !wledTargets.isEmpty }
 
     mutating func validate() throws {
-        do { _ = try publisherConfiguration(outputRateHz: 60) } catch let error as OSCConfigurationError {
+        do { _ = try publisherConfiguration(outputRateHz: 60, bandCount: 128, presetPath: nil) } catch let error as OSCConfigurationError {
             throw ValidationError(error.description)
         }
     }
 
-    /// The publisher configuration for these options; throws `OSCConfigurationError` (one
-    /// line). Does no DNS: `OSCPublisher.init` resolves the hosts.
-    func publisherConfiguration(outputRateHz: Double) throws -> PublisherConfiguration {
-        let parsed = try targets.map { try OSCTarget(parsing: $0, optionName: "--osc") }
-        var configuration = PublisherConfiguration(targets: parsed, prefix: prefix, groupCount: groups, outputRateHz: outputRateHz)
+    /// The publisher configuration for these options and the preset's output sections (its
+    /// `routes:` and `osc: targets:`); throws a one-line error. Does no DNS:
+    /// `FramePublisher.init` resolves the hosts and compiles the rigs.
+    func publisherConfiguration(outputRateHz: Double, bandCount: Int, presetPath: String?) throws -> PublisherConfiguration {
+        var parsed = try targets.map { try OSCTarget(parsing: $0, optionName: "--osc") }
+        let presetOutputs = try presetPath.map { try RigLoader.loadOutputs(presetPath: $0) }
+        var configuration = PublisherConfiguration(targets: [], prefix: prefix, groupCount: groups, outputRateHz: outputRateHz)
+        configuration.bandCount = bandCount
+        // --rig wins over the preset's routes (--rig spectrum: the built-in address space).
+        configuration.rig = try rig.map { try RigLoader.load(nameOrPath: $0) } ?? (rig == nil ? presetOutputs?.rig : nil)
+        for (target, targetRig) in presetOutputs?.targets ?? [] {
+            if !parsed.contains(target) { parsed.append(target) }
+            if let targetRig { configuration.targetRigs[target] = targetRig }
+        }
+        configuration.targets = parsed
+        configuration.wledTargets = try wledTargets.map { try OSCTarget(parsing: $0, optionName: "--wled") }
         if waveform { configuration.messages.insert(.waveform) }
         configuration.multicastInterface = interface
         configuration.multicastTTL = ttl

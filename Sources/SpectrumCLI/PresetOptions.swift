@@ -13,8 +13,12 @@ struct PresetOptions: ParsableArguments {
     /// `PresetNotFoundError` or a one-line `PresetError`. Reads files; not real-time safe —
     /// call while preparing, before the analysis starts.
     func loadConfiguration() throws -> AnalysisConfiguration {
-        guard let preset else { return AnalysisConfiguration() }
-        let path = try PresetLocator.forCurrentProcess().resolve(preset)
+        guard let path = try presetPath() else { return AnalysisConfiguration() }
         return try PresetLoader.load(path: path)
+    }
+
+    /// The preset file `--preset` names, nil without one.
+    func presetPath() throws -> String? {
+        try preset.map { try PresetLocator.forCurrentProcess().resolve($0) }
     }
 }

@@ -47,7 +47,7 @@ struct RunCommand: ParsableCommand {
         let session: LiveSession
         do {
             configuration = try analysis.apply(to: presetOptions.loadConfiguration())
-            publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz)
+            publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetOptions.presetPath())
             session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration)
         } catch {
             throw oneLineFailure("spectrum: \(error)")
@@ -69,9 +69,19 @@ struct RunCommand: ParsableCommand {
         lines.append(client.connectedSources.isEmpty
             ? "spectrum: no input connected (patch with jack_connect or --connect)"
             : "spectrum: connected from \(client.connectedSources.joined(separator: ", "))")
-        lines.append(session.publisher.targets.isEmpty
-            ? "spectrum: analysing only; add --osc HOST:PORT to send OSC"
-            : "spectrum: sending OSC to \(session.publisher.configuration.targets.map(\.description).joined(separator: ", ")) under \(session.publisher.configuration.prefix)")
+        let configuration = session.publisher.configuration
+        if configuration.targets.isEmpty && configuration.wledTargets.isEmpty {
+            lines.append("spectrum: analysing only; add --osc HOST:PORT to send OSC")
+        }
+        if !configuration.targets.isEmpty {
+            lines.append("spectrum: sending OSC to " + configuration.targets.map { target in
+                let rig = configuration.rig(for: target)
+                return "\(target) (rig \(rig.name)\(rig.name == Rig.spectrumName ? " under \(configuration.prefix)" : ""))"
+            }.joined(separator: ", "))
+        }
+        if !configuration.wledTargets.isEmpty {
+            lines.append("spectrum: sending WLED audio sync v2 to \(configuration.wledTargets.map(\.description).joined(separator: ", "))")
+        }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 
@@ -79,7 +89,8 @@ struct RunCommand: ParsableCommand {
         let statistics = session.publisher.statistics
         let status = session.client.status()
         let errors = statistics.targets.reduce(0) { $0 + $1.sendErrors }
-        let totals = "\(statistics.framesPublished) frames sent, \(status.framesDropped) dropped, \(status.xruns) xruns, \(errors) send errors"
+        let health = statistics.targets.isEmpty ? "" : " (" + statistics.targets.map { "\($0.target) \($0.state.rawValue)" }.joined(separator: ", ") + ")"
+        let totals = "\(statistics.framesPublished) frames sent, \(status.framesDropped) dropped, \(status.xruns) xruns, \(errors) send errors\(health)"
         switch ending {
         case .signal, .duration:
             FileHandle.standardError.write(Data("spectrum: stopped: \(totals)\n".utf8))

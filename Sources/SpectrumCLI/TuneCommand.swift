@@ -34,7 +34,7 @@ struct TuneCommand: ParsableCommand {
                 throw oneLineFailure("spectrum: tune: the preset turns the tuner off (pitch.enabled: false)")
             }
             session = try LiveSession(jack: jack, analysis: configuration,
-                                      osc: osc.publisherConfiguration(outputRateHz: configuration.outputRateHz))
+                                      osc: osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetOptions.presetPath()))
         } catch let code as ExitCode {
             throw code
         } catch {

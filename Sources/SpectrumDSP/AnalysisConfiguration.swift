@@ -29,6 +29,12 @@ public struct SpectrumConfiguration: Sendable, Equatable {
     public var minimumFrequencyHz: Double = 20
     public var maximumFrequencyHz: Double = 20_000
 
+    /// The centre frequency of every band (what `Analyzer.bandCentreFrequenciesHz` gives),
+    /// for outputs that map bands onto frequencies (WLED's channels). Allocates.
+    public var bandCentreFrequenciesHz: [Double] {
+        BandMap.centresHz(edges: BandMap.edgesHz(bandCount: bandCount, minimumFrequencyHz: minimumFrequencyHz, maximumFrequencyHz: maximumFrequencyHz))
+    }
+
     public init() {}
 }
 

@@ -1,7 +1,8 @@
 import Glibc
 import SpectrumCore
+import SpectrumCore
 
-/// Everything the publisher needs to know, checked once by `validate()` (which `OSCPublisher.init`
+/// Everything the publisher needs to know, checked once by `validate()` (which `FramePublisher.init`
 /// calls). Plain values; build it from the command line with `OscOptions` or by hand.
 public struct PublisherConfiguration: Sendable, Equatable {
     /// Where every bundle goes. Host names are resolved once, when the publisher is created.
@@ -10,8 +11,21 @@ public struct PublisherConfiguration: Sendable, Equatable {
     public var prefix: String = OSCAddressSpace.defaultPrefix
     /// Number of `/groups` values, 1–64.
     public var groupCount: Int = OSCAddressSpace.defaultGroupCount
-    /// Which messages each bundle carries. Default: everything but the waveform.
+    /// Which messages the `spectrum` rig sends. Default: everything but the waveform.
     public var messages: OSCMessageSet = .default
+    /// The rig for every target without one of its own; nil: the `spectrum` rig (today's
+    /// address space under `prefix`, `messages`).
+    public var rig: Rig?
+    /// A rig per target (from a preset's `osc.targets`), over `rig`.
+    public var targetRigs: [OSCTarget: Rig] = [:]
+    /// The analyser's band count (the length of `bands`, and the limit of band routes).
+    public var bandCount = 128
+    /// WLED audio sync v2 receivers (`--wled`): 44-byte UDP packets, at most 50 a second.
+    public var wledTargets: [OSCTarget] = []
+    /// The analyser's band centres and sample rate, which the WLED encoder maps onto WLED's
+    /// 16 channels and paces by; needed only with `wledTargets`.
+    public var bandCentreFrequenciesHz: [Double] = []
+    public var sampleRateHz: Double = 48_000
     /// The analyser's output rate (frames per second): sets the status cadence (one status per
     /// this many frames, rounded) and the "Rate" column of the table. Sending itself is paced
     /// by the frames as they arrive.
@@ -38,6 +52,11 @@ public struct PublisherConfiguration: Sendable, Equatable {
         OSCAddressSpace(prefix: prefix, bandCount: bandCount, groupCount: groupCount, outputRateHz: outputRateHz)
     }
 
+    /// The rig `target` gets: its own, else the common one, else `spectrum`.
+    public func rig(for target: OSCTarget) -> Rig {
+        targetRigs[target] ?? rig ?? addressSpace(bandCount: bandCount).rig(messages: messages)
+    }
+
     /// Throws the first problem as a one-line `OSCConfigurationError`. Does no I/O.
     public func validate() throws {
         guard OSCAddressSpace.isValidPrefix(prefix) else {
@@ -45,6 +64,9 @@ public struct PublisherConfiguration: Sendable, Equatable {
         }
         guard OSCAddressSpace.groupCountRange.contains(groupCount) else {
             throw OSCConfigurationError("--groups \(groupCount): expected a number of groups from 1 to 64")
+        }
+        guard (1...AnalysisFrame.maximumBandCount).contains(bandCount) else {
+            throw OSCConfigurationError("band count \(bandCount): expected 1 to \(AnalysisFrame.maximumBandCount)")
         }
         guard (1...255).contains(multicastTTL) else {
             throw OSCConfigurationError("--osc-ttl \(multicastTTL): expected a TTL from 1 to 255")

@@ -45,9 +45,11 @@ public enum PresetLoader {
         var lines: [String: Int] = [:]
         for (sectionNode, sectionValue) in mapping {
             let sectionName = sectionNode.string ?? describe(sectionNode)
+            // The output sections are read by RigLoader.
+            if RigLoader.outputSections.contains(sectionName) { continue }
             guard sections.contains(sectionName) else {
                 throw PresetError(file: file, line: sectionNode.mark?.line, key: sectionName,
-                                  expected: "one of the sections \(sections.joined(separator: ", "))", got: "an unknown section")
+                                  expected: "one of the sections \((sections + RigLoader.outputSections).joined(separator: ", "))", got: "an unknown section")
             }
             let keys = PresetKeys.all.filter { $0.section == sectionName }
             if sectionValue.tagName == .null { continue }  // every key commented out

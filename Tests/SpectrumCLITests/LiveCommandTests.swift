@@ -170,6 +170,13 @@ import Testing
         #expect(result.standardError.contains("spectrum-no-such-server"))
     }
 
+    /// The frequency in the tuner's readout line ("in tune +0.0 cents   110.00 Hz   confidence
+    /// 0.99"), or nil when the screen shows none.
+    static func tunerReadoutHz(_ screen: String) -> Double? {
+        guard let match = screen.firstMatch(of: /(\d+\.\d+) Hz   confidence/) else { return nil }
+        return Double(match.1)
+    }
+
     @Test func theTunerShowsTheNoteInTmux() throws {
         let tmux = ["/usr/bin/tmux", "/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let tmuxPath = try #require(tmux, "tmux is installed by scripts/install-deps")
@@ -204,16 +211,33 @@ import Testing
         _ = try tmuxRun(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command], output: false)
         defer { _ = try? tmuxRun(["kill-session", "-t", session], output: false) }
 
+        // The first readout may still be converging (a fresh CI clone once showed 109.77 Hz):
+        // capture until three consecutive readouts, 0.4 s apart end to end, agree within
+        // 0.05 Hz, then judge that settled screen. Settling says nothing about the value, so a
+        // tuner that settles on a wrong pitch still fails below, and one that never settles fails.
         var screen = ""
-        let deadline = Date().addingTimeInterval(10)
+        var readouts: [Double] = []
+        var settled = false
+        let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
             usleep(200_000)
             screen = try tmuxRun(["capture-pane", "-p", "-t", session])
-            if screen.contains("Hz   confidence") { break }
+            guard let frequencyHz = Self.tunerReadoutHz(screen) else {
+                readouts.removeAll()
+                continue
+            }
+            readouts.append(frequencyHz)
+            let recent = readouts.suffix(3)
+            if recent.count == 3, recent.max()! - recent.min()! <= 0.05 {
+                settled = true
+                break
+            }
         }
+        #expect(settled, "the readout never settled: \(readouts) Hz")
         // The big "A" and "2", the readout, and the reference pitch, within 80×24.
         #expect(screen.contains(" ███ "), "\(screen)")
-        #expect(screen.contains("110.0"), "\(screen)")
+        let readoutHz = try #require(Self.tunerReadoutHz(screen), "no readout: \(screen)")
+        #expect(abs(readoutHz - 110) <= 0.1, "\(readoutHz) Hz for a 110 Hz tone: \(screen)")
         #expect(screen.contains("in tune"), "\(screen)")
         #expect(screen.contains("A4 = 440 Hz"), "\(screen)")
         #expect(screen.split(separator: "\n").allSatisfy { $0.count <= 80 })

@@ -35,11 +35,31 @@ import Testing
         #expect(!space.entry(.waveform).enabledByDefault)
     }
 
-    @Test func numericMessagesCarryOnlyFloatsAndIntsAndTheNoteNameHasItsOwnAddress() {
-        for entry in OSCAddressSpace().entries where entry.kind != .note {
+    @Test func numericMessagesCarryOnlyFloatsAndIntsAndTextHasItsOwnAddresses() {
+        for entry in OSCAddressSpace().entries where entry.kind != .note && entry.kind != .targetStatus {
             #expect(entry.typeTags.allSatisfy { $0 == "f" || $0 == "i" }, "\(entry.address)")
         }
         #expect(OSCAddressSpace().entry(.note).typeTags == "s")
+        #expect(OSCAddressSpace().entry(.targetStatus).typeTags == "issii")
+    }
+
+    /// The spectrum rig is the table: every enabled entry becomes one route with its address
+    /// and type tags, so what `osc-spec` prints is what is sent.
+    @Test func theSpectrumRigSendsWhatTheTableSays() throws {
+        let space = OSCAddressSpace(prefix: "/kick", bandCount: 64, groupCount: 16)
+        let rig = space.rig(messages: .all)
+        #expect(rig.routes.count == OSCMessageKind.allCases.count)
+        for route in rig.routes {
+            let address = route.address.replacingOccurrences(of: "{prefix}", with: "/kick")
+            let entry = try #require(space.entries.first { $0.address == address }, "\(address)")
+            let compiled = try CompiledRoute(route, index: 0, rig: rig, prefix: "/kick", bandCount: 64, outputRateHz: 60, targetCount: 2)
+            let tags: String
+            switch route.arguments {
+            case .tags(let given): tags = given.count == 1 ? String(repeating: given[0], count: compiled.valuesPerMessage) : String(given)
+            case .blob: tags = "b"
+            }
+            #expect(tags == entry.typeTags, "\(address)")
+        }
     }
 
     @Test func defaultSetLeavesTheWaveformOut() {
@@ -54,8 +74,13 @@ import Testing
     @Test func bundleSizesAreAsDocumented() {
         let frame = SyntheticFrames.frame(0)
         func size(_ messages: OSCMessageSet) -> Int {
-            OSCBundleBuilder(prefix: "/spectrum", groupCount: 8, messages: messages)
-                .serialise(frame, status: PublisherStatus(), timeTag: .immediate).count
+            let renderer = try! RigRenderer(rig: OSCAddressSpace().rig(messages: messages), prefix: "/spectrum", bandCount: 128,
+                                            outputRateHz: 60, targetCount: 1)
+            var size = 0
+            var context = RenderContext()
+            context.isStatusFrame = true
+            renderer.render(frame, context: context, timeTag: .immediate) { size = $0.count }
+            return size
         }
         #expect(size(.default) == 1636)
         #expect(size(OSCMessageSet.default.subtracting(.peaks)) <= 1472)

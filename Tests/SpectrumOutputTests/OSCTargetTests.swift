@@ -88,7 +88,7 @@ import Testing
         configuration.multicastInterface = "nosuchif0"
         let ring = FrameRingHolder()
         #expect(throws: OSCConfigurationError("--osc-interface \"nosuchif0\": no such network interface (expected a name such as eth0 or an IPv4 address of this host)")) {
-            _ = try OSCPublisher(configuration: configuration, ring: ring.ring)
+            _ = try FramePublisher(configuration: configuration, ring: ring.ring)
         }
     }
 

@@ -114,7 +114,7 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
 
     @Test func unknownSectionListsTheSections() {
         #expect(errorText("output:\n  rate_hz: 60\nspectrun:\n  band_count: 64\n")
-            == "bad.yaml:3: spectrun: expected one of the sections output, spectrum, auto_level, tilt, ballistics, level, pitch, rhythm, got an unknown section")
+            == "bad.yaml:3: spectrun: expected one of the sections output, spectrum, auto_level, tilt, ballistics, level, pitch, rhythm, rig, routes, osc, got an unknown section")
     }
 
     @Test func wrongTypes() {

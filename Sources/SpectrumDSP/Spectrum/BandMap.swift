@@ -38,12 +38,22 @@ struct BandMap: ~Copyable {
         var usableLimitHz: Double
     }
 
+    /// `bandCount + 1` log-spaced edges from the minimum to the maximum frequency.
+    static func edgesHz(bandCount: Int, minimumFrequencyHz: Double, maximumFrequencyHz: Double) -> [Double] {
+        let ratio = maximumFrequencyHz / minimumFrequencyHz
+        return (0...bandCount).map { minimumFrequencyHz * pow(ratio, Double($0) / Double(bandCount)) }
+    }
+
+    /// Each band's geometric centre.
+    static func centresHz(edges: [Double]) -> [Double] {
+        (0..<(edges.count - 1)).map { (edges[$0] * edges[$0 + 1]).squareRoot() }
+    }
+
     init(bandCount: Int, minimumFrequencyHz: Double, maximumFrequencyHz: Double, main: Source, bass: Source) {
         self.bandCount = bandCount
-        let ratio = maximumFrequencyHz / minimumFrequencyHz
-        let edges = (0...bandCount).map { minimumFrequencyHz * pow(ratio, Double($0) / Double(bandCount)) }
+        let edges = Self.edgesHz(bandCount: bandCount, minimumFrequencyHz: minimumFrequencyHz, maximumFrequencyHz: maximumFrequencyHz)
         lowerEdgesHz = Array(edges.dropLast())
-        centreFrequenciesHz = (0..<bandCount).map { (edges[$0] * edges[$0 + 1]).squareRoot() }
+        centreFrequenciesHz = Self.centresHz(edges: edges)
 
         var starts = [0]
         var indices: [Int] = []

@@ -15,6 +15,7 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
     case levelDecibels
     case waveform
     case status
+    case targetStatus
     case pitchActive
     case pitch
     case note
@@ -40,6 +41,7 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
         case .tempo: "/tempo"
         case .beatPhase: "/beat/phase"
         case .beat: "/beat"
+        case .targetStatus: "/status/target"
         }
     }
 
@@ -72,6 +74,7 @@ public struct OSCMessageSet: OptionSet, Sendable, Hashable {
     public static let tempo = OSCMessageSet(.tempo)
     public static let beatPhase = OSCMessageSet(.beatPhase)
     public static let beat = OSCMessageSet(.beat)
+    public static let targetStatus = OSCMessageSet(.targetStatus)
 
     public static let all = OSCMessageSet(OSCMessageKind.allCases.map(OSCMessageSet.init))
     /// Everything except the waveform.
@@ -204,6 +207,19 @@ public struct OSCAddressSpace: Sendable, Equatable {
                 example: "\(prefix)/status iiiiff 48000 256 0 0 3.1 41.5",
                 enabledByDefault: true),
             OSCAddressEntry(
+                kind: .targetStatus, address: prefix + OSCMessageKind.targetStatus.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "target", typeTag: "i", unit: "number, in the order given", range: "≥ 1"),
+                    OSCArgumentSpec(name: "address", typeTag: "s", unit: "HOST:PORT", range: "text"),
+                    OSCArgumentSpec(name: "state", typeTag: "s", unit: "ok, refused, unreachable, error or idle", range: "text"),
+                    OSCArgumentSpec(name: "sent", typeTag: "i", unit: "datagrams since start", range: "≥ 0"),
+                    OSCArgumentSpec(name: "errors", typeTag: "i", unit: "failed sends since start", range: "≥ 0"),
+                ],
+                rate: "once per second of audio, one message per target, with `\(prefix)/status`",
+                description: "The health of every OSC target: refused means nothing listens at that port (ICMP port unreachable), unreachable means no route to it.",
+                example: "\(prefix)/status/target issii 1 \"127.0.0.1:9000\" \"ok\" 3600 0",
+                enabledByDefault: true),
+            OSCAddressEntry(
                 kind: .pitchActive, address: prefix + OSCMessageKind.pitchActive.suffix,
                 arguments: [OSCArgumentSpec(name: "active", typeTag: "f", unit: "1 = a note sounds, 0 = no note", range: "0 or 1")],
                 rate: everyFrame,
@@ -278,7 +294,7 @@ public struct OSCAddressSpace: Sendable, Equatable {
         ("Tuner", [.pitchActive, .pitch, .note]),
         ("Rhythm", [.onset, .tempo, .beatPhase, .beat]),
         ("Waveform", [.waveform]),
-        ("Status", [.status]),
+        ("Status", [.status, .targetStatus]),
     ]
 
     /// The tables in Markdown, one per section, each followed by its `oscdump` examples.
@@ -316,6 +332,12 @@ public struct OSCAddressSpace: Sendable, Equatable {
         let sample = ["0.91", "0.78", "0.55", "0.62", "0.40", "0.33", "0.21", "0.12"]
         if count <= 6 { return (0..<count).map { sample[$0 % sample.count] }.joined(separator: " ") }
         return sample.prefix(4).joined(separator: " ") + " … " + sample[7]
+    }
+
+    /// Checks a full address: `/`-separated parts of letters, digits and `_ - .` (what every
+    /// desk accepts; no OSC pattern characters, no spaces).
+    public static func isValidAddress(_ address: String) -> Bool {
+        isValidPrefix(address)
     }
 
     /// Checks an address prefix: `/` followed by one or more `/`-separated parts made of

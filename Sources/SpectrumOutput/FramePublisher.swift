@@ -1,34 +1,35 @@
 import Glibc
-import Synchronization
 import SpectrumCore
+import Synchronization
 
-/// Sends the analysis over OSC: a dedicated (not real-time) thread drains a `FrameRing` and
-/// sends, for every frame, ONE bundle to every target containing all enabled messages, time
-/// tagged with the frame's acoustic time.
+/// The one output layer: a dedicated (not real-time) thread drains a `FrameRing` and hands
+/// every frame to every output — each OSC target's rig (routes → one bundle, or plain
+/// messages) — and sends the datagrams.
 ///
 /// Lifecycle (the host's side):
 /// ```
-/// let publisher = try OSCPublisher(configuration: config, ring: ring,
-///                                  captureClock: CaptureClock { jack_get_time() },
-///                                  status: { host.statusSnapshot() })   // resolves, opens sockets
+/// let publisher = try FramePublisher(configuration: config, ring: ring,
+///                                    captureClock: CaptureClock { jack_get_time() },
+///                                    status: { host.statusSnapshot() })   // resolves, opens sockets
 /// try publisher.start()          // before or after jack_activate
 /// …                              // the process callback pushes frames into `ring`
 /// publisher.stop()               // after jack_deactivate: sends what is pending, joins
 /// ```
 /// Pacing: frames are produced at the output rate of audio time (one per hop), and each is sent
 /// as it is popped, so the send rate follows the audio clock, including under freewheel; the
-/// thread polls the ring every `pollIntervalMilliseconds` (2 ms) when it is empty.
+/// thread polls the ring every `pollIntervalMilliseconds` when it is empty.
 ///
-/// `/status` goes with every `round(outputRateHz)`-th frame (once per second of audio, counted
-/// in frames, starting with the first), filled by the `status` closure on the publisher thread;
-/// without a closure no status is sent.
+/// Status (`/status`, target health, routes with `when: status`) comes with every
+/// `round(outputRateHz)`-th frame (once per second of audio, counted in frames, starting with
+/// the first), filled by the `status` closure on the publisher thread.
 ///
-/// Sending never blocks (non-blocking sockets, `MSG_DONTWAIT`); errors (ECONNREFUSED,
-/// ENETUNREACH, a full socket buffer) are counted per target and sending goes on.
+/// Targets that share a rig get the same bytes, rendered once. Sending never blocks
+/// (non-blocking sockets, `MSG_DONTWAIT`); errors (ECONNREFUSED, ENETUNREACH, a full socket
+/// buffer) are counted per target and sending goes on.
 ///
 /// All methods are for non-real-time threads; the publisher never touches the JACK thread
 /// except through the ring. `start`, `flush` and `stop` are meant for one controlling thread.
-public final class OSCPublisher: @unchecked Sendable {
+public final class FramePublisher: @unchecked Sendable {
     public let configuration: PublisherConfiguration
     /// The targets with their numeric addresses, in configuration order.
     public let targets: [ResolvedOSCTarget]
@@ -36,17 +37,18 @@ public final class OSCPublisher: @unchecked Sendable {
     private let worker: PublisherWorker
     private var thread: pthread_t?
 
-    /// Validates the configuration, resolves every host name (blocking DNS, once), and opens
-    /// the sockets. Throws a one-line `OSCConfigurationError`. Allocates; not real-time safe.
+    /// Validates the configuration, compiles every rig, resolves every host name (blocking DNS,
+    /// once), and opens the sockets. Throws a one-line `OSCConfigurationError`. Allocates; not
+    /// real-time safe.
     ///
     /// - Parameters:
     ///   - ring: the ring the host's process callback pushes into; the publisher is its only
     ///     consumer. The caller owns it and deallocates it after `stop()`.
     ///   - captureClock: the clock of `captureTimeMicroseconds` (JACK: `jack_get_time()`).
     ///     Without it, or for frames with capture time 0, bundles are tagged "immediate".
-    ///   - beats: the host's beat mailbox (`LiveClient.beats`): each beat is sent at once in a
-    ///     bundle of its own, within a poll interval of its JACK cycle, and left out of its frame's
-    ///     bundle. Without it, `/beat` goes in the bundle of the frame holding the beat.
+    ///   - beats: the host's beat mailbox (`LiveClient.beats`): the routes a beat moves (`/beat`,
+    ///     beat pulses) are sent at once, in a bundle of their own, within a poll interval of its
+    ///     JACK cycle. Without it, they go with the frame holding the beat.
     ///   - status: called once per second of audio on the publisher thread to fill `/status`.
     ///   - frameObserver: called on the publisher thread with every frame after it was sent
     ///     (e.g. for a terminal display); it must be quick, it delays the next bundle.
@@ -59,9 +61,31 @@ public final class OSCPublisher: @unchecked Sendable {
         for target in configuration.targets {
             resolved.append(try target.resolve())
         }
+        if !configuration.wledTargets.isEmpty, configuration.bandCentreFrequenciesHz.count != configuration.bandCount {
+            throw OSCConfigurationError("--wled: expected the centre frequencies of all \(configuration.bandCount) bands, got \(configuration.bandCentreFrequenciesHz.count)")
+        }
+        // WLED receivers come after the OSC targets in the transport and the statistics.
+        for target in configuration.wledTargets {
+            resolved.append(try target.resolve(optionName: "--wled"))
+        }
+        let wled = configuration.wledTargets.isEmpty ? nil
+            : (WLEDAudioSyncEncoder(bandCentreFrequenciesHz: configuration.bandCentreFrequenciesHz, sampleRateHz: configuration.sampleRateHz),
+               Array(configuration.targets.count..<resolved.count))
         targets = resolved
+        // Targets sharing a rig share one renderer (the same bytes go to each).
+        var renderers: [(RigRenderer, [Int])] = []
+        for (index, target) in configuration.targets.enumerated() {
+            let rig = configuration.rig(for: target)
+            if let existing = renderers.firstIndex(where: { $0.0.rig == rig }) {
+                renderers[existing].1.append(index)
+            } else {
+                let renderer = try RigRenderer(rig: rig, prefix: configuration.prefix, bandCount: configuration.bandCount,
+                                               outputRateHz: configuration.outputRateHz, targetCount: configuration.targets.count + configuration.wledTargets.count)
+                renderers.append((renderer, [index]))
+            }
+        }
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
-        worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport,
+        worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers, wled: wled,
                                  captureClock: captureClock, status: status, frameObserver: frameObserver)
     }
 
@@ -86,7 +110,7 @@ public final class OSCPublisher: @unchecked Sendable {
         let result = pthread_create(&handle, nil, publisherThreadMain, context)
         guard result == 0 else {
             Unmanaged<PublisherWorker>.fromOpaque(context).release()
-            throw OSCConfigurationError("OSC publisher: cannot start its thread (\(UDPTransport.errorText(result)))")
+            throw OSCConfigurationError("publisher: cannot start its thread (\(UDPTransport.errorText(result)))")
         }
         thread = handle
     }
@@ -117,30 +141,33 @@ public final class OSCPublisher: @unchecked Sendable {
             targets: zip(targets, worker.targetCounters).map { target, counters in
                 TargetStatistics(
                     target: target.target,
-                    bundlesSent: counters.sent.load(ordering: .relaxed),
+                    datagramsSent: counters.sent.load(ordering: .relaxed),
                     sendErrors: counters.errors.load(ordering: .relaxed),
-                    lastErrorCode: counters.lastError.load(ordering: .relaxed))
+                    lastErrorCode: counters.lastError.load(ordering: .relaxed),
+                    state: TargetHealth.State.allCases[Int(counters.state.load(ordering: .relaxed))])
             })
     }
 }
 
 /// What the publisher has done so far.
 public struct PublisherStatistics: Sendable, Equatable {
-    /// Frames popped and turned into a bundle.
+    /// Frames popped and rendered for every output.
     public var framesPublished: Int
-    /// Bundles that carried `/status`.
+    /// Frames that carried the status (once per second of audio).
     public var statusMessagesSent: Int
     public var targets: [TargetStatistics]
 }
 
 public struct TargetStatistics: Sendable, Equatable {
     public var target: OSCTarget
-    /// Bundles the kernel accepted for this target.
-    public var bundlesSent: Int
-    /// Bundles that failed to send (dropped for this target only).
+    /// Datagrams (bundles or plain messages) the kernel accepted for this target.
+    public var datagramsSent: Int
+    /// Datagrams that failed to send (dropped for this target only).
     public var sendErrors: Int
     /// errno of the latest failure (0: none yet), e.g. ECONNREFUSED, ENETUNREACH, EAGAIN.
     public var lastErrorCode: Int32
+    /// As of the last second of audio: ok, refused, unreachable, error, idle.
+    public var state: TargetHealth.State
 }
 
 // MARK: - The thread
@@ -156,15 +183,22 @@ final class TargetCounters: Sendable {
     let sent = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     let lastError = Atomic<Int32>(0)
+    /// Index into `TargetHealth.State.allCases`, updated once per second of audio.
+    let state = Atomic<Int>(TargetHealth.State.allCases.firstIndex(of: .idle)!)
 }
 
-/// The publisher thread's state. Only the publisher thread touches `builder`, `transport`,
-/// `frame` and `framesUntilStatus`; the atomics are the interface to other threads.
+/// The publisher thread's state. Only the publisher thread touches the renderers, `transport`,
+/// `frame` and the status bookkeeping; the atomics are the interface to other threads.
 final class PublisherWorker: @unchecked Sendable {
     let ring: FrameRing
     let beats: BeatMailbox?
-    let builder: OSCBundleBuilder
     let transport: UDPTransport
+    /// Each rig's renderer with the indices of the targets it sends to.
+    let renderers: [(renderer: RigRenderer, targets: [Int])]
+    /// The WLED encoder and the transport indices of the WLED receivers.
+    let wled: (encoder: WLEDAudioSyncEncoder, targets: [Int])?
+    private let wledPacket = UnsafeMutableRawBufferPointer.allocate(byteCount: WLEDAudioSyncEncoder.packetByteCount, alignment: 4)
+    let targetAddresses: [String]
     let captureClock: CaptureClock?
     let status: (@Sendable () -> PublisherStatus)?
     let frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?
@@ -181,22 +215,31 @@ final class PublisherWorker: @unchecked Sendable {
     private var frame = AnalysisFrame()
     private var framesUntilStatus = 0
     private var beatSequence: UInt64 = 0
-    /// Time (stream frames) of the last beat sent from the mailbox: its frame leaves it out.
-    private var lastEarlyBeatFrames: Double?
+    private var context = RenderContext()
+    /// Counters at the previous status, for each target's state over the last second.
+    private var previousSent: [Int]
+    private var previousErrors: [Int]
 
-    init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox?, transport: UDPTransport, captureClock: CaptureClock?,
-         status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
+    init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox?, transport: UDPTransport, renderers: [(RigRenderer, [Int])],
+         wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
         self.beats = beats
         self.frameObserver = frameObserver
-        builder = OSCBundleBuilder(prefix: configuration.prefix, groupCount: configuration.groupCount, messages: configuration.messages)
         self.transport = transport
+        self.renderers = renderers.map { (renderer: $0.0, targets: $0.1) }
+        self.wled = wled.map { (encoder: $0.0, targets: $0.1) }
+        targetAddresses = configuration.targets.map(\.description) + configuration.wledTargets.map { "wled \($0)" }
         self.captureClock = captureClock
         self.status = status
         statusIntervalFrames = BandGrouping.statusIntervalFrames(outputRateHz: configuration.outputRateHz)
         pollNanoseconds = Int(configuration.pollIntervalMilliseconds * 1_000_000)
         targetCounters = (0..<transport.count).map { _ in TargetCounters() }
+        previousSent = Array(repeating: 0, count: transport.count)
+        previousErrors = Array(repeating: 0, count: transport.count)
+        context.targets = targetAddresses.map { TargetHealth(address: $0, state: .idle, sent: 0, errors: 0) }
     }
+
+    deinit { wledPacket.deallocate() }
 
     func run() {
         while true {
@@ -218,12 +261,13 @@ final class PublisherWorker: @unchecked Sendable {
         }
     }
 
-    /// Sends the mailbox's beat if it is new and `/beat` is enabled.
+    /// Sends what the mailbox's beat moves, if it is new.
     private func publishNewBeat() {
         guard let beats, let event = beats.take(after: &beatSequence) else { return }
-        lastEarlyBeatFrames = event.beat.timeFrames
-        guard builder.messages.contains(.beat) else { return }
-        send(builder.serialiseBeat(event, timeTag: timeTag(captureMicroseconds: event.captureTimeMicroseconds)))
+        let tag = timeTag(captureMicroseconds: event.captureTimeMicroseconds)
+        for (renderer, targets) in renderers where renderer.sendsOnBeats {
+            renderer.renderBeat(event, lastFrame: frame, context: context, timeTag: tag) { send($0, to: targets) }
+        }
     }
 
     private func timeTag(captureMicroseconds: UInt64) -> OSCTimeTag {
@@ -232,34 +276,47 @@ final class PublisherWorker: @unchecked Sendable {
         return OSCTimeTag.converting(captureMicroseconds: captureMicroseconds, captureClockNowMicroseconds: captureNow, wallNow: wallNow)
     }
 
-
     private func publish() {
-        // 1) Status once per second of audio (counted in frames).
-        var statusForFrame: PublisherStatus?
-        if framesUntilStatus == 0 {
+        // 1) Status once per second of audio (counted in frames), with every target's state
+        //    over that second.
+        context.isStatusFrame = framesUntilStatus == 0
+        if context.isStatusFrame {
             framesUntilStatus = statusIntervalFrames
-            statusForFrame = status?()
+            if let status { context.status = status() }
+            updateTargetHealth()
+            if status != nil { statusMessagesSent.add(1, ordering: .relaxed) }
         }
         framesUntilStatus -= 1
 
-        // 2) One bundle, time tagged with the frame's capture time on the wall clock, the same
-        //    bytes to every target; without the beat if the mailbox already sent it.
-        let beatSentEarly = frame.beat.isBeat && frame.beat.timeFrames == lastEarlyBeatFrames
-        let bytes = builder.serialise(frame, status: statusForFrame, timeTag: timeTag(captureMicroseconds: frame.captureTimeMicroseconds),
-                                      includingBeat: !beatSentEarly)
+        // 2) Every rig renders the frame once; its datagrams go to each of its targets.
+        let tag = timeTag(captureMicroseconds: frame.captureTimeMicroseconds)
+        for (renderer, targets) in renderers {
+            renderer.render(frame, context: context, timeTag: tag) { send($0, to: targets) }
+        }
+        // 3) WLED: a 44-byte packet, at most 50 a second of audio.
+        if let wled, wled.encoder.packet(for: frame, into: wledPacket) {
+            send(UnsafeRawBufferPointer(wledPacket), to: wled.targets)
+        }
         framesPublished.add(1, ordering: .relaxed)
-        if statusForFrame != nil, builder.messages.contains(.status) { statusMessagesSent.add(1, ordering: .relaxed) }
-        send(bytes)
     }
 
-    private func send(_ bytes: UnsafeRawBufferPointer) {
-        guard bytes.count > 0 else {
-            for counters in targetCounters { counters.errors.add(1, ordering: .relaxed); counters.lastError.store(ENOMEM, ordering: .relaxed) }
-            return
-        }
-        for index in 0..<transport.count {
-            let error = transport.send(bytes, to: index)
+    private func updateTargetHealth() {
+        for index in 0..<targetCounters.count {
             let counters = targetCounters[index]
+            let sent = counters.sent.load(ordering: .relaxed), errors = counters.errors.load(ordering: .relaxed)
+            let state = TargetHealth.state(sentSince: sent - previousSent[index], errorsSince: errors - previousErrors[index],
+                                           lastError: counters.lastError.load(ordering: .relaxed), sentTotal: sent)
+            counters.state.store(TargetHealth.State.allCases.firstIndex(of: state)!, ordering: .relaxed)
+            context.targets[index] = TargetHealth(address: targetAddresses[index], state: state, sent: sent, errors: errors)
+            previousSent[index] = sent
+            previousErrors[index] = errors
+        }
+    }
+
+    private func send(_ bytes: UnsafeRawBufferPointer, to targets: [Int]) {
+        for index in targets {
+            let counters = targetCounters[index]
+            let error = bytes.count > 0 ? transport.send(bytes, to: index) : ENOMEM
             if error == 0 {
                 counters.sent.add(1, ordering: .relaxed)
             } else {

@@ -8,17 +8,17 @@ import Testing
 import SpectrumCore
 @testable import SpectrumOutput
 
-/// End to end: synthetic frames → FrameRing → OSCPublisher → UDP on loopback → a liblo server.
+/// End to end: synthetic frames → FrameRing → FramePublisher → UDP on loopback → a liblo server.
 /// Serialized: the timing test should not share two cores with the others.
-@Suite(.serialized) struct OSCPublisherTests {
+@Suite(.serialized) struct FramePublisherTests {
     static let testStatus = PublisherStatus(sampleRateHz: 48000, periodFrames: 256, xruns: 3, droppedFrames: 1, dspLoadPercent: 4.5, worstCallbackMicroseconds: 41.25)
 
     private func makePublisher(_ receivers: [OSCReceiver], extraTargets: [OSCTarget] = [], ring: FrameRingHolder, beats: BeatMailbox? = nil,
-                               messages: OSCMessageSet = .default, groups: Int = 8, clock: CaptureClock? = nil) throws -> OSCPublisher {
+                               messages: OSCMessageSet = .default, groups: Int = 8, clock: CaptureClock? = nil) throws -> FramePublisher {
         var configuration = PublisherConfiguration(targets: receivers.map(\.target) + extraTargets, groupCount: groups, messages: messages)
         configuration.outputRateHz = 60
         let status = Self.testStatus
-        return try OSCPublisher(configuration: configuration, ring: ring.ring, beats: beats, captureClock: clock, status: { status })
+        return try FramePublisher(configuration: configuration, ring: ring.ring, beats: beats, captureClock: clock, status: { status })
     }
 
     @Test func aBeatFromTheMailboxGoesOutAloneAndOnlyOnce() throws {
@@ -107,7 +107,7 @@ import SpectrumCore
         #expect(status.values == [48000, 256, 3, 1, 4.5, 41.25])
         let statistics = publisher.statistics
         #expect(statistics.framesPublished == 10)
-        #expect(statistics.targets.map(\.bundlesSent) == [10])
+        #expect(statistics.targets.map(\.datagramsSent) == [10])
         #expect(statistics.targets.map(\.sendErrors) == [0])
     }
 
@@ -221,11 +221,11 @@ import SpectrumCore
         #expect(receiver.bundles.count == 30)
         let statistics = publisher.statistics
         #expect(statistics.framesPublished == 30)
-        #expect(statistics.targets[0].bundlesSent == 30)
+        #expect(statistics.targets[0].datagramsSent == 30)
         #expect(statistics.targets[0].sendErrors == 0)
         // Whatever the kernel reports for the dead targets is counted, never fatal.
         for target in statistics.targets.dropFirst() {
-            #expect(target.bundlesSent + target.sendErrors == 30)
+            #expect(target.datagramsSent + target.sendErrors == 30)
         }
     }
 
@@ -335,7 +335,7 @@ import SpectrumCore
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let ring = FrameRingHolder()
         let target = try OSCTarget(parsing: "[::1]:\(UInt16(bigEndian: address.sin6_port))")
-        let publisher = try OSCPublisher(configuration: PublisherConfiguration(targets: [target]), ring: ring.ring)
+        let publisher = try FramePublisher(configuration: PublisherConfiguration(targets: [target]), ring: ring.ring)
         try publisher.start()
         for index in 0..<3 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
         publisher.stop()
@@ -347,29 +347,43 @@ import SpectrumCore
         #expect(received == 3)
     }
 
-    @Test func multicastThroughAChosenInterface() throws {
-        // A group on the loopback route: nobody listens, but options and sends must succeed.
+    /// Inside a private network (the network rule: no multicast through a real interface):
+    /// nobody joined the group, but the options and the sends must succeed.
+    @Test(.enabled(if: PrivateNetwork.unavailableReason == nil, "needs root and unshare for a private network namespace"))
+    func multicastThroughAChosenInterface() throws {
+        let network = try PrivateNetwork()
+        defer { network.stop() }
         let ring = FrameRingHolder()
-        var configuration = PublisherConfiguration(targets: [OSCTarget(host: "239.255.77.77", port: closedUDPPort())])
+        var configuration = PublisherConfiguration(targets: [OSCTarget(host: "239.255.77.77", port: 9000)])
         configuration.multicastInterface = "127.0.0.1"
         configuration.multicastTTL = 1
-        let publisher = try OSCPublisher(configuration: configuration, ring: ring.ring)
+        // The publisher opens its sockets in init: made inside, they send inside.
+        let publisher = try network.run { try FramePublisher(configuration: configuration, ring: ring.ring) }
         #expect(publisher.targets[0].isMulticast)
         try publisher.start()
         for index in 0..<5 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
         publisher.stop()
         let statistics = publisher.statistics.targets[0]
-        #expect(statistics.bundlesSent + statistics.sendErrors == 5)
+        #expect(statistics.datagramsSent == 5)
+        #expect(statistics.sendErrors == 0)
     }
 
-    /// A liblo multicast server on a real interface gets the bundles (multicast loop-back
-    /// delivers them on the same host). Needs an up, multicast-capable interface other than lo.
-    @Test(.enabled(if: multicastInterfaceName() != nil))
+    /// A liblo multicast server joined on lo gets the bundles sent through 127.0.0.1, all inside a
+    /// private network namespace whose only interface is lo: nothing reaches a real interface.
+    @Test(.enabled(if: PrivateNetwork.unavailableReason == nil, "needs root and unshare for a private network namespace"))
     func multicastGroupMembersReceiveBundles() throws {
-        let interface = try #require(multicastInterfaceName())
-        let port = closedUDPPort()
+        let network = try PrivateNetwork()
+        defer { network.stop() }
         let group = "239.255.77.78"
-        let server = try #require(lo_server_new_multicast_iface(group, String(port), interface, nil, nil))
+        let port = 9000
+        let ring = FrameRingHolder()
+        var configuration = PublisherConfiguration(targets: [OSCTarget(host: group, port: UInt16(port))])
+        configuration.multicastInterface = "127.0.0.1"
+        // #require is not used inside `run`: its thread has no test context to record an issue in.
+        let (joined, publisher) = try network.run {
+            (lo_server_new_multicast_iface(group, String(port), nil, "127.0.0.1", nil), try FramePublisher(configuration: configuration, ring: ring.ring))
+        }
+        let server = try #require(joined, "a liblo server joined to \(group) on lo")
         defer { lo_server_free(server) }
         let counter = MulticastCounter()
         lo_server_add_method(server, "/spectrum/level", "f", { _, _, _, _, _, context in
@@ -377,10 +391,6 @@ import SpectrumCore
             return 0
         }, Unmanaged.passUnretained(counter).toOpaque())
 
-        let ring = FrameRingHolder()
-        var configuration = PublisherConfiguration(targets: [OSCTarget(host: group, port: port)])
-        configuration.multicastInterface = interface
-        let publisher = try OSCPublisher(configuration: configuration, ring: ring.ring)
         try publisher.start()
         for index in 0..<5 { SyntheticFrames.push(SyntheticFrames.frame(index), into: ring.ring) }
         publisher.flush()
@@ -393,20 +403,3 @@ import SpectrumCore
 }
 
 final class MulticastCounter { var count = 0 }
-
-/// The first up, multicast-capable, non-loopback interface with an IPv4 address, if any.
-func multicastInterfaceName() -> String? {
-    var list: UnsafeMutablePointer<ifaddrs>?
-    guard getifaddrs(&list) == 0 else { return nil }
-    defer { freeifaddrs(list) }
-    var entry = list
-    while let current = entry {
-        let flags = Int32(current.pointee.ifa_flags)
-        if let address = current.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET,
-           flags & Int32(IFF_UP) != 0, flags & Int32(IFF_MULTICAST) != 0, flags & Int32(IFF_LOOPBACK) == 0 {
-            return String(cString: current.pointee.ifa_name)
-        }
-        entry = current.pointee.ifa_next
-    }
-    return nil
-}
