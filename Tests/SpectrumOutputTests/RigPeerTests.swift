@@ -8,7 +8,8 @@ import Testing
 /// namespace, fed OSC from inside it with liblo, read back through their own HTTP and WebSocket
 /// APIs. Serialized: each test starts a daemon, and the machine has two cores.
 @Suite(.serialized) struct RigPeerTests {
-    @Test(.enabled(if: PrivateOLA.isInstalled, "olad is not installed (Debian package ola; scripts/install-deps)"))
+    @Test(.enabled(if: PrivateOLA.isInstalled, "olad is not installed (Debian package ola; scripts/install-deps)"),
+          .enabled(if: PrivateNetwork.unavailableReason == nil, "needs root, unshare, nsenter and ip for a private network namespace"))
     func olaSetsTheSlotAnOSCFloatAddresses() throws {
         let network = try PrivateNetwork()
         defer { network.stop() }
@@ -22,7 +23,8 @@ import Testing
         #expect(slots.prefix(2).allSatisfy { $0 == 0 }, "slots 1 and 2 untouched")
     }
 
-    @Test(.enabled(if: PrivateQLCPlus.isInstalled, "qlcplus is not installed (Debian package qlcplus; scripts/install-deps)"))
+    @Test(.enabled(if: PrivateQLCPlus.isInstalled, "qlcplus is not installed (Debian package qlcplus; scripts/install-deps)"),
+          .enabled(if: PrivateNetwork.unavailableReason == nil, "needs root, unshare, nsenter and ip for a private network namespace"))
     func qlcPlusSlidersFollowTheirOSCAddresses() throws {
         let network = try PrivateNetwork()
         defer { network.stop() }
