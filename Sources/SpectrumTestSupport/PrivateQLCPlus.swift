@@ -36,11 +36,12 @@ public final class PrivateQLCPlus: @unchecked Sendable {
 
     /// Writes the workspace, starts QLC+ inside `network` and waits until its web API lists every
     /// slider. QLC+ opens the web server only after loading the workspace (and its OSC input)
-    /// and entering operate mode, so a message sent after `init` returns moves the slider.
+    /// and entering operate mode, so a message sent after `init` returns moves the slider. (A
+    /// workspace it cannot load opens a modal dialog instead, and `init` ends in its timeout.)
     /// `oscAddresses` must be distinct OSC addresses ("/spectrum/level").
     public init(network: PrivateNetwork, oscAddresses: [String], readyTimeoutSeconds: Double = 30) throws {
-        // QLC+ takes a path to end at the message's first comma and checksums its UTF-16 length
-        // of UTF-8 bytes: printable ASCII without commas keeps both right.
+        // QLC+ ends a path at the message's first comma and checksums as many UTF-8 bytes as the
+        // path has UTF-16 units: printable ASCII without commas keeps both right.
         guard !oscAddresses.isEmpty, Set(oscAddresses).count == oscAddresses.count,
               oscAddresses.allSatisfy({ $0.hasPrefix("/") && $0.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) && $0 != "," && $0 != "#" } }) else {
             throw RigPeerError(description: "QLC+ sliders need distinct OSC addresses of printable ASCII starting with /, without # or commas: \(oscAddresses)")
