@@ -1,3 +1,4 @@
+import CLo
 import Foundation
 import Glibc
 import SpectrumTestSupport
@@ -81,7 +82,7 @@ final class UDPTestSocket: @unchecked Sendable {
     let port: UInt16
 
     init(bindingTo host: String, port requested: UInt16) throws {
-        let descriptor = socket(AF_INET, Int32(Glibc.SOCK_DGRAM.rawValue | Glibc.SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var address = Self.address(host, requested)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
