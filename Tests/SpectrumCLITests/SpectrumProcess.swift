@@ -56,11 +56,14 @@ final class RunningSpectrum {
     private let collected = CollectedOutput()
     private var readers: [Thread] = []
 
-    init(_ arguments: [String]) throws {
+    /// `launcher` turns the full command line into the one to run (e.g.
+    /// `PrivateNetwork.command`, so that spectrum runs inside a private network namespace).
+    init(_ arguments: [String], launcher: ([String]) -> [String] = { $0 }) throws {
         let executable = SpectrumProcess.executableURL
         try #require(FileManager.default.isExecutableFile(atPath: executable.path), "no spectrum binary at \(executable.path)")
-        process.executableURL = executable
-        process.arguments = arguments
+        let commandLine = launcher([executable.path] + arguments)
+        process.executableURL = URL(fileURLWithPath: commandLine[0].hasPrefix("/") ? commandLine[0] : "/usr/bin/" + commandLine[0])
+        process.arguments = Array(commandLine.dropFirst())
         process.standardOutput = output
         process.standardError = error
         process.standardInput = FileHandle.nullDevice
