@@ -1,3 +1,5 @@
+// liblo's headers (CLo) can own the socket declarations in a build: import it wherever they are used.
+import CLo
 import Glibc
 
 /// A configuration error with a one-line description naming the value and what was expected,
