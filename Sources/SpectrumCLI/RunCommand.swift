@@ -90,7 +90,9 @@ struct RunCommand: ParsableCommand {
         let status = session.client.status()
         let errors = statistics.targets.reduce(0) { $0 + $1.sendErrors }
         let health = statistics.targets.isEmpty ? "" : " (" + statistics.targets.map { "\($0.target) \($0.state.rawValue)" }.joined(separator: ", ") + ")"
+        let nonFinite = session.snapshot.frame.nonFiniteSampleCount
         let totals = "\(statistics.framesPublished) frames sent, \(status.framesDropped) dropped, \(status.xruns) xruns, \(errors) send errors\(health)"
+            + (nonFinite > 0 ? ", \(nonFinite) non-finite input samples (NaN or infinite, analysed as 0)" : "")
         switch ending {
         case .signal, .duration:
             FileHandle.standardError.write(Data("spectrum: stopped: \(totals)\n".utf8))

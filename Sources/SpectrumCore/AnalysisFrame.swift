@@ -10,6 +10,8 @@ public struct AnalysisFrame: BitwiseCopyable, Sendable {
     /// (`jack_get_time()` microseconds, capture latency subtracted); 0 when there is no such
     /// clock (offline analysis). Set by the live host.
     public var captureTimeMicroseconds: UInt64 = 0
+    /// Input samples that were NaN or infinite (read as 0) since the analysis started.
+    public var nonFiniteSampleCount: UInt64 = 0
     /// Number of valid entries in `bands` and `peaks`.
     public var bandCount: Int = 0
     /// Smoothed, auto-levelled band values, 0..1.

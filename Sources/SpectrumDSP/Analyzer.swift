@@ -270,6 +270,7 @@ public struct Analyzer: ~Copyable {
     private mutating func completeFrame() {
         // 6) Level and waveform of the window ending now.
         latestFrame.pointee.streamFrame = streamFrame
+        latestFrame.pointee.nonFiniteSampleCount = UInt64(nonFiniteSampleCount)
         latestFrame.pointee.level = levelMeter.read(history: history, windowFrames: mainSpectrum.windowFrames)
         let windowFrames = mainSpectrum.windowFrames
         let pointCount = latestFrame.pointee.waveform.count

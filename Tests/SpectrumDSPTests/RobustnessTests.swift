@@ -42,8 +42,25 @@ import SpectrumCore
         signal[1000] = .nan
         signal[2000] = .infinity
         signal[3000] = -.infinity
-        Self.expectAllFiniteAndInRange(OfflineDriver.frames(&analyzer, signal: signal), "nan")
+        let frames = OfflineDriver.frames(&analyzer, signal: signal)
+        Self.expectAllFiniteAndInRange(frames, "nan")
         #expect(analyzer.nonFiniteSampleCount == 3)
+        #expect(frames.last!.nonFiniteSampleCount == 3, "the count travels with the frames (to /status and the exit line)")
+    }
+
+    /// A finite input so loud that its float32 sum of squares overflows (1e30) is far beyond full
+    /// scale: the level and the bands agree that it is full (not level 0 / −120 dB with every
+    /// band at 1), and nothing is non-finite.
+    @Test func aPowerThatOverflowsReadsFullScaleEverywhere() throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000)
+        let signal = TestSignals.sine(frequencyHz: 1_000, sampleRateHz: 48_000, seconds: 0.5).map { $0 * 1e30 }
+        let frames = OfflineDriver.frames(&analyzer, signal: signal)
+        Self.expectAllFiniteAndInRange(frames, "1e30")
+        let last = frames.last!
+        #expect(last.level.vu == 1 && last.level.rms == 1 && last.level.peak == 1, "\(last.level)")
+        #expect(last.level.rmsDecibels > 0 && last.level.peakDecibels > 0, "over full scale in dB: \(last.level)")
+        #expect((0..<last.bandCount).map { last.bands[$0] }.max()! > 0.99)
+        #expect(analyzer.nonFiniteSampleCount == 0, "finite samples are not invalid")
     }
 
     @Test func levelMatchesTheSignal() throws {

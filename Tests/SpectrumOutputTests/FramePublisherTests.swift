@@ -73,7 +73,7 @@ import SpectrumCore
             if frame.onset.isOnset { expected.append("/spectrum/onset") }
             expected += ["/spectrum/tempo", "/spectrum/beat/phase"]
             if frame.beat.isBeat { expected.append("/spectrum/beat") }
-            if bundle.message("/spectrum/status") != nil { expected.append("/spectrum/status") }
+            if bundle.message("/spectrum/status") != nil { expected += ["/spectrum/status", "/spectrum/status/target"] }
             #expect(paths == expected)
             for message in bundle.messages {
                 let kind = try #require(space.entries.first { $0.address == message.path })
@@ -104,7 +104,7 @@ import SpectrumCore
             }
         }
         let status = try #require(receiver.bundles[0].message("/spectrum/status"))
-        #expect(status.values == [48000, 256, 3, 1, 4.5, 41.25])
+        #expect(status.values == [48000, 256, 3, 1, 4.5, 41.25, 0])
         let statistics = publisher.statistics
         #expect(statistics.framesPublished == 10)
         #expect(statistics.targets.map(\.datagramsSent) == [10])

@@ -29,7 +29,7 @@ import Testing
         #expect(space.entry(.bands).typeTags == String(repeating: "f", count: 64))
         #expect(space.entry(.groups).typeTags == String(repeating: "f", count: 16))
         #expect(space.entry(.levelDecibels).typeTags == "ff")
-        #expect(space.entry(.status).typeTags == "iiiiff")
+        #expect(space.entry(.status).typeTags == "iiiiffi")
         #expect(space.entry(.waveform).typeTags.count == 512)
         #expect(space.entry(.bands).displayTypeTags == "f×64")
         #expect(!space.entry(.waveform).enabledByDefault)
@@ -73,16 +73,18 @@ import Testing
     /// payload); the waveform adds about 2.6 KB.
     @Test func bundleSizesAreAsDocumented() {
         let frame = SyntheticFrames.frame(0)
-        func size(_ messages: OSCMessageSet) -> Int {
+        func size(_ messages: OSCMessageSet, withStatus: Bool = false) -> Int {
             let renderer = try! RigRenderer(rig: OSCAddressSpace().rig(messages: messages), prefix: "/spectrum", bandCount: 128,
                                             outputRateHz: 60, targetCount: 1)
             var size = 0
             var context = RenderContext()
-            context.isStatusFrame = true
+            context.isStatusFrame = withStatus
+            context.targets = [TargetHealth(address: "127.0.0.1:9000", state: .ok, sent: 3600, errors: 0)]
             renderer.render(frame, context: context, timeTag: .immediate) { size = $0.count }
             return size
         }
-        #expect(size(.default) == 1636)
+        #expect(size(.default) == 1580)
+        #expect(size(.default, withStatus: true) - size(.default) == 132, "/status and one /status/target, once a second")
         #expect(size(OSCMessageSet.default.subtracting(.peaks)) <= 1472)
         #expect(size(.all) - size(.default) == 2588)
     }

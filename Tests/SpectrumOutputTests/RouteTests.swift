@@ -168,6 +168,18 @@ enum RouteFrames {
         #expect(datagrams == [HandOSC.bundle((0..<4).map { HandOSC.message("/dmx/universe/1/\($0 + 5)", [.f(groups[$0])]) })])
     }
 
+    /// A vector of one element (one target, `bands 5-5`) is still a vector: one message each.
+    @Test func aVectorOfOneElementSendsOneMessage() throws {
+        let rig = Rig(name: "t", bundled: false, routes: [
+            Route(values: [RouteValue(.target(.index)), RouteValue(.target(.state))], address: "/t", arguments: .tags(Array("is")), perElement: true),
+        ])
+        let probe = try RigProbe(rig, targets: 1)
+        probe.context.targets = [TargetHealth(address: "127.0.0.1:9000", state: .refused, sent: 1, errors: 2)]
+        #expect(probe.render(RouteFrames.frame()) == [HandOSC.message("/t", [.i(1), .s("refused")])])
+        let none = try RigProbe(rig, targets: 0)
+        #expect(none.render(RouteFrames.frame()).isEmpty, "no targets, no messages")
+    }
+
     @Test func buildErrorsNameTheRigAndLine() {
         func error(_ route: Route) -> String {
             do {

@@ -24,7 +24,10 @@ struct LevelMeter {
         let runs = history.latestRuns(windowFrames)
         let sumOfSquares = realtimeDotProduct(runs.first, runs.first, count: runs.firstCount)
             + realtimeDotProduct(runs.second, runs.second, count: runs.secondCount)
-        let rms = finiteOr(realtimeSquareRoot(sumOfSquares / Float(windowFrames)), 0)
+        // Finite samples whose squares overflow (amplitude ~1e20 and up) are far beyond full
+        // scale, not silence: read them as the largest level, as the spectrum does.
+        let meanSquare = sumOfSquares == .infinity ? Float.greatestFiniteMagnitude : sumOfSquares / Float(windowFrames)
+        let rms = finiteOr(realtimeSquareRoot(meanSquare), 0)
         let peak = finiteOr(hopPeak, 0)
         hopPeak = 0
         let rmsDecibels = realtimeDecibelsFromAmplitude(rms)

@@ -201,10 +201,11 @@ public struct OSCAddressSpace: Sendable, Equatable {
                     OSCArgumentSpec(name: "dropped", typeTag: "i", unit: "frames since start", range: "≥ 0"),
                     OSCArgumentSpec(name: "dsp load", typeTag: "f", unit: "%", range: "0..100"),
                     OSCArgumentSpec(name: "callback", typeTag: "f", unit: "µs, worst of the last second", range: "≥ 0"),
+                    OSCArgumentSpec(name: "non-finite", typeTag: "i", unit: "input samples that were NaN or infinite, since start", range: "≥ 0"),
                 ],
                 rate: "once per second of audio (every \(statusEvery) frames)",
-                description: "Health of the analyser: JACK sample rate and period, xruns, analysis frames dropped before sending, JACK DSP load, cost of the slowest process callback.",
-                example: "\(prefix)/status iiiiff 48000 256 0 0 3.1 41.5",
+                description: "Health of the analyser: JACK sample rate and period, xruns, analysis frames dropped before sending, JACK DSP load, cost of the slowest process callback, and input samples that were not numbers (NaN or infinite: analysed as 0).",
+                example: "\(prefix)/status iiiiffi 48000 256 0 0 3.1 41.5 0",
                 enabledByDefault: true),
             OSCAddressEntry(
                 kind: .targetStatus, address: prefix + OSCMessageKind.targetStatus.suffix,

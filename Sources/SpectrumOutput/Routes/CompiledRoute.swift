@@ -50,13 +50,13 @@ final class CompiledRoute {
             counts[value.source] = count
         }
         elementCounts = counts
-        let vectorCounts = Set(route.values.map { counts[$0.source]! }.filter { $0 != 1 })
+        let vectorCounts = Set(route.values.filter(\.source.isVector).map { counts[$0.source]! })
         perElement = route.perElement
         if perElement {
             guard vectorCounts.count <= 1 else {
                 throw fail("one message per element needs vectors of one length, got \(vectorCounts.sorted().map(String.init).joined(separator: " and "))")
             }
-            messageCount = vectorCounts.first ?? (route.values.contains { if case .target = $0.source { true } else { false } } ? 0 : 1)
+            messageCount = vectorCounts.first ?? 1
             valuesPerMessage = route.values.count
         } else {
             guard !route.address.contains("{n}") else { throw fail("address \(route.address): {n} needs one message per element") }

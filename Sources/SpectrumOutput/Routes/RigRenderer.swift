@@ -156,7 +156,7 @@ final class RigRenderer {
         for value in route.route.values {
             let count = route.perElement ? 1 : route.elementCount(of: value.source)
             for index in 0..<count {
-                let elementIndex = route.perElement ? (route.elementCount(of: value.source) == 1 ? 0 : element) : index
+                let elementIndex = route.perElement ? (value.source.isVector ? element : 0) : index
                 if value.source.isText {
                     scratchTexts[slot] = text(value.source, element: elementIndex, frame: frame, context: context)
                     scratch[slot] = 0
@@ -220,6 +220,7 @@ final class RigRenderer {
             case .droppedFrames: return Double(status.droppedFrames)
             case .dspLoadPercent: return Double(status.dspLoadPercent)
             case .callbackMicroseconds: return Double(status.worstCallbackMicroseconds)
+            case .nonFiniteSamples: return Double(min(frame.nonFiniteSampleCount, UInt64(Int32.max)))
             }
         case .target(let field):
             guard element < context.targets.count else { return 0 }

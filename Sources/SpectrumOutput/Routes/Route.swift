@@ -34,6 +34,8 @@ public enum RouteSource: Sendable, Equatable, Hashable {
     public enum StatusField: String, Sendable, CaseIterable {
         case sampleRateHz = "sample_rate_hz", periodFrames = "period_frames", xruns, droppedFrames = "dropped_frames"
         case dspLoadPercent = "dsp_load_percent", callbackMicroseconds = "callback_us"
+        /// Input samples that were NaN or infinite (analysed as 0) since the start.
+        case nonFiniteSamples = "non_finite_samples"
     }
     public enum TargetField: String, Sendable, CaseIterable { case index, address, state, sent, errors }
 
@@ -138,6 +140,16 @@ public enum RouteSource: Sendable, Equatable, Hashable {
             case "target": guard let field = TargetField(rawValue: parts[1]) else { return nil }; self = .target(field)
             default: return nil
             }
+        }
+    }
+
+    /// True for sources that give one value per band, group, point or target (even when there
+    /// is only one of them).
+    public var isVector: Bool {
+        switch self {
+        case .bands, .peaks, .waveform, .target: true
+        case .groups(let index, _): index == nil
+        default: false
         }
     }
 

@@ -16,8 +16,9 @@ extension OSCAddressSpace {
             case .levelDecibels: return Route(values: [RouteValue(.level(.rmsDecibels)), RouteValue(.level(.peakDecibels))], address: address)
             case .waveform: return Route(values: [RouteValue(.waveform)], address: address)
             case .status:
-                return Route(values: [.sampleRateHz, .periodFrames, .xruns, .droppedFrames, .dspLoadPercent, .callbackMicroseconds].map { RouteValue(.status($0)) },
-                             address: address, arguments: .tags(Array("iiiiff")), condition: .status)
+                return Route(values: [.sampleRateHz, .periodFrames, .xruns, .droppedFrames, .dspLoadPercent, .callbackMicroseconds, .nonFiniteSamples]
+                                .map { RouteValue(.status($0)) },
+                             address: address, arguments: .tags(Array("iiiiffi")), condition: .status)
             case .targetStatus:
                 return Route(values: [.index, .address, .state, .sent, .errors].map { RouteValue(.target($0)) },
                              address: address, arguments: .tags(Array("issii")), perElement: true, condition: .status)
