@@ -11,7 +11,7 @@ struct JackOptions: ParsableArguments {
         "JACK client name; give each instance its own (kick, bass, vocal).", valueName: "name"))
     var name: String = "spectrum"
 
-    @Option(help: ArgumentHelp("Input ports: 1 gives 'in', 2 or more give in_1 … in_N, averaged to mono.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Input ports: 1 gives 'in', 2 or more give in_1 … in_N, averaged to mono.", valueName: "n"))
     var channels: Int = 1
 
     @Option(name: .customLong("connect"), help: ArgumentHelp(

@@ -23,13 +23,13 @@ struct OscOptions: ParsableArguments {
         valueName: "name|address"))
     var interface: String?
 
-    @Option(name: .customLong("osc-ttl"), help: ArgumentHelp("Multicast TTL / hop limit, 1–255 (1 keeps packets on the local network).", valueName: "n"))
+    @Option(name: .customLong("osc-ttl"), parsing: .unconditional, help: ArgumentHelp("Multicast TTL / hop limit, 1–255 (1 keeps packets on the local network).", valueName: "n"))
     var ttl: Int = 1
 
     @Option(help: "OSC address prefix; give each instance its own (/kick, /bass).")
     var prefix: String = OSCAddressSpace.defaultPrefix
 
-    @Option(help: "Number of grouped bands sent on <prefix>/groups (1–64).")
+    @Option(parsing: .unconditional, help: "Number of grouped bands sent on <prefix>/groups (1–64).")
     var groups: Int = OSCAddressSpace.defaultGroupCount
 
     @Flag(help: "Also send the 512-point waveform on <prefix>/waveform (spectrum rig).")

@@ -12,13 +12,13 @@ struct OscSpecCommand: ParsableCommand {
     @Option(help: "OSC address prefix.")
     var prefix: String = OSCAddressSpace.defaultPrefix
 
-    @Option(help: "Number of grouped bands (1–64).")
+    @Option(parsing: .unconditional, help: "Number of grouped bands (1–64).")
     var groups: Int = OSCAddressSpace.defaultGroupCount
 
-    @Option(help: "Number of spectrum bands.")
+    @Option(parsing: .unconditional, help: "Number of spectrum bands.")
     var bands: Int = 128
 
-    @Option(help: "Output frames per second.")
+    @Option(parsing: .unconditional, help: "Output frames per second.")
     var rate: Double = 60
 
     func validate() throws {

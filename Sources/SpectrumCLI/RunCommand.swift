@@ -31,7 +31,7 @@ struct RunCommand: ParsableCommand {
     @OptionGroup(title: "Analysis") var presetOptions: PresetOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOverrides
 
-    @Option(help: ArgumentHelp("Stop after this many seconds (default: run until Ctrl-C).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds (default: run until Ctrl-C).", valueName: "seconds"))
     var duration: Double?
 
     @Flag(help: "No live summary on standard output (errors and the final line still go to standard error).")
@@ -104,10 +104,10 @@ struct RunCommand: ParsableCommand {
 
 /// Command-line overrides of preset values that people change per gig.
 struct AnalysisOverrides: ParsableArguments {
-    @Option(help: ArgumentHelp("Output frames per second, 10–240 (default: the preset's output.rate_hz, 60).", valueName: "hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Output frames per second, 10–240 (default: the preset's output.rate_hz, 60).", valueName: "hz"))
     var rate: Double?
 
-    @Option(name: .customLong("reference"), help: ArgumentHelp("Tuner reference pitch A4 in Hz, 415–466 (default: the preset's pitch.reference_hz, 440).", valueName: "hz"))
+    @Option(name: .customLong("reference"), parsing: .unconditional, help: ArgumentHelp("Tuner reference pitch A4 in Hz, 415–466 (default: the preset's pitch.reference_hz, 440).", valueName: "hz"))
     var referenceHz: Double?
 
     func validate() throws {

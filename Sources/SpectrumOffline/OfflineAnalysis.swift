@@ -36,6 +36,16 @@ public struct OfflineAnalysis {
         } catch {
             throw OfflineError(file: inputPath, message: error.description)
         }
+        // A file shorter than one hop gives no frame at all: say so rather than write nothing.
+        guard file.frameCount >= Int64(analyzer.hopFrames) else {
+            let milliseconds = { (frames: Int64) -> String in
+                let value = Double(frames) * 1000 / file.sampleRateHz
+                return "\(value < 1 ? (value * 1000).rounded() / 1000 : (value * 10).rounded() / 10) ms"
+            }
+            throw OfflineError(file: inputPath,
+                               expected: "at least one output frame of audio (\(analyzer.hopFrames) frames, \(milliseconds(Int64(analyzer.hopFrames))) at \(Int(file.sampleRateHz)) Hz)",
+                               got: "\(file.frameCount) frame\(file.frameCount == 1 ? "" : "s") (\(milliseconds(file.frameCount)))")
+        }
         // 2) Output (never the input: opening it would truncate the audio before it is read).
         if let outputPath, outputPath != "-", Self.isSameFile(outputPath, inputPath) {
             throw OfflineError(file: outputPath, expected: "an output file other than the input", got: "the input file")

@@ -9,16 +9,7 @@ import Yams
 public enum PresetLoader {
     /// Loads the preset file at `path` on top of `base` (the defaults unless given).
     public static func load(path: String, base: AnalysisConfiguration = AnalysisConfiguration()) throws(PresetError) -> AnalysisConfiguration {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw PresetError(file: path, line: nil, key: nil, expected: "a readable YAML preset file", got: readFailure(path))
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw PresetError(file: path, line: nil, key: nil, expected: "UTF-8 text", got: "bytes that are not UTF-8")
-        }
-        return try parse(yaml: text, file: path, base: base)
+        try parse(yaml: readText(path, expected: "a readable YAML preset file"), file: path, base: base)
     }
 
     /// Applies the preset text `yaml` to `base`. `file` names the source in errors.
@@ -162,11 +153,28 @@ public enum PresetLoader {
         }
     }
 
-    private static func readFailure(_ path: String) -> String {
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) { return "no such file" }
-        if isDirectory.boolValue { return "a directory" }
-        return "a file that cannot be read (permission denied?)"
+    /// The UTF-8 text of a preset or rig file, or one line saying exactly what is wrong with it.
+    static func readText(_ path: String, expected: String) throws(PresetError) -> String {
+        let manager = FileManager.default
+        let type = (try? manager.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+        let got: String?
+        switch type {
+        case nil: got = "no such file"
+        case .typeDirectory?: got = "a directory"
+        case .typeRegular?: got = manager.isReadableFile(atPath: path) ? nil : "a file without read permission for this user"
+        case .typeCharacterSpecial?: got = "a character device (such as /dev/null), not a regular file"
+        case .typeBlockSpecial?: got = "a block device, not a regular file"
+        case .typeSocket?: got = "a socket, not a regular file"
+        default: got = "not a regular file"
+        }
+        if let got { throw PresetError(file: path, line: nil, key: nil, expected: expected, got: got) }
+        guard let data = manager.contents(atPath: path) else {
+            throw PresetError(file: path, line: nil, key: nil, expected: expected, got: "a file that could not be read")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw PresetError(file: path, line: nil, key: nil, expected: "UTF-8 text", got: "bytes that are not UTF-8")
+        }
+        return text
     }
 }
 

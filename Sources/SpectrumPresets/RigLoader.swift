@@ -103,13 +103,7 @@ public enum RigLoader {
     }
 
     private static func readText(_ path: String) throws(PresetError) -> String {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            var isDirectory: ObjCBool = false
-            let got = !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) ? "no such file"
-                : isDirectory.boolValue ? "a directory" : "a file that cannot be read as UTF-8 text"
-            throw PresetError(file: path, line: nil, key: nil, expected: "a readable YAML rig file", got: got)
-        }
-        return text
+        try PresetLoader.readText(path, expected: "a readable YAML rig or preset file")
     }
 
     /// The rig in `yaml` (nil when it has no `routes:`). Other sections are left to the preset

@@ -193,6 +193,35 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.path("out.jsonl")), "no output file for a failed input")
     }
 
+    /// Shorter than one hop, no frame can come out: one line saying so, not silence and exit 0.
+    @Test func aFileShorterThanOneFrame() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path("one.wav")
+        try SoundFileWriter.writeWAV([[0.5]], sampleRateHz: 48_000, to: path)
+        Self.expectOneLineFailure(try SpectrumProcess.run(["analyze", path, "--output", scratch.path("out.jsonl")]),
+                                  "\(path): expected at least one output frame of audio (800 frames, 16.7 ms at 48000 Hz), got 1 frame (0.021 ms)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("out.jsonl")), "no output file for a failed input")
+        let hop = scratch.path("hop.wav")
+        try SoundFileWriter.writeWAV([[Float](repeating: 0.1, count: 800)], sampleRateHz: 48_000, to: hop)
+        let result = try SpectrumProcess.run(["analyze", hop])
+        #expect(result.status == 0 && result.standardOutput.split(separator: "\n").count == 1, "exactly one hop gives one frame")
+    }
+
+    /// Negative numbers reach the option's own check (not "Missing value"); a preset that is a
+    /// device or a directory is named as such (not "permission denied?").
+    @Test(arguments: [
+        (["run", "--duration", "-1"], "spectrum: --duration -1.0: expected a number of seconds above 0"),
+        (["run", "--rate", "-5"], "spectrum: --rate -5.0: expected 10 to 240 frames per second"),
+        (["tune", "--reference", "-440"], "spectrum: --reference -440.0: expected 415 to 466 Hz"),
+        (["analyze", "x.wav", "--preset", "/dev/null"], "/dev/null: expected a readable YAML preset file, got a character device (such as /dev/null), not a regular file"),
+        (["run", "--rig", "/", "--duration", "1"], "spectrum: /: expected a readable YAML rig or preset file, got a directory"),
+    ])
+    func badOptionValuesAreOneAccurateLine(arguments: [String], expected: String) throws {
+        let result = try SpectrumProcess.run(arguments)
+        #expect(result.status != 0)
+        #expect(result.standardError == expected + "\n", "\(result.standardError)")
+    }
+
     @Test func sampleRateTooLow() throws {
         let scratch = try ScratchDirectory()
         let path = try Self.writeTone(scratch, name: "phone.wav", frequencyHz: 440, sampleRateHz: 8000, seconds: 1)
