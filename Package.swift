@@ -39,6 +39,8 @@ let package = Package(
 
         /// The JACK client: lifecycle, ports, callbacks, and the one real-time process callback.
         .target(name: "SpectrumLive", dependencies: ["SpectrumCore", "SpectrumDSP", "CJack", "CRealtime"]),
+        /// OSC control input (`--control`): checked commands for the session, off the JACK thread.
+        .target(name: "SpectrumControl", dependencies: ["CLo"]),
         /// Frames → OSC bundles (liblo) on a publisher thread; never on the real-time thread.
         .target(name: "SpectrumOutput", dependencies: ["SpectrumCore", "CLo"]),
 
@@ -76,6 +78,10 @@ let package = Package(
         .testTarget(
             name: "SpectrumOutputTests",
             dependencies: ["SpectrumCore", "SpectrumOutput", "SpectrumPresets", "SpectrumDSP", "SpectrumTestSupport", "CLo", "CAllocationCounter"]
+        ),
+        .testTarget(
+            name: "SpectrumControlTests",
+            dependencies: ["SpectrumControl", "CLo"]
         ),
         .testTarget(
             name: "SpectrumCLITests",
