@@ -100,6 +100,9 @@ public final class FramePublisher: @unchecked Sendable {
 
     public var isRunning: Bool { thread != nil }
 
+    /// The publisher thread's name (`/proc/PID/task/TID/comm`, at most 15 bytes).
+    public static let threadName = "spectrum-osc"
+
     /// Starts the publisher thread. Does nothing when already running. Throws when the thread
     /// cannot be created.
     public func start() throws {
@@ -174,6 +177,14 @@ public struct TargetStatistics: Sendable, Equatable {
 
 /// Thread entry: a global function, not a closure literal (see docs/osc.md, "Threads").
 private func publisherThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    // Named so that per-thread tools (top -H, /proc/PID/task/*/comm, the process benchmark)
+    // can tell it from JACK's threads. (pthread_setname_np is not imported into Swift: it
+    // writes the same file.)
+    let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    if comm >= 0 {
+        _ = FramePublisher.threadName.withCString { write(comm, $0, strlen($0)) }
+        close(comm)
+    }
     let worker = Unmanaged<PublisherWorker>.fromOpaque(context!).takeRetainedValue()
     worker.run()
     return nil
