@@ -56,7 +56,7 @@ let package = Package(
         // MARK: Benchmarks (scripts/bench)
         .executableTarget(
             name: "SpectrumBench",
-            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumLive", "SpectrumOutput", "SpectrumTestSupport", "CJack"]
+            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumLive", "SpectrumOutput", "SpectrumPresets", "SpectrumTestSupport", "CJack"]
         ),
 
         // MARK: Tests

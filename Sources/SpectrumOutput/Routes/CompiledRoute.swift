@@ -1,13 +1,16 @@
-import CLo
 import Glibc
 import SpectrumCore
 
 /// A route fixed for one band count, prefix, output rate and target count: its addresses as C
-/// strings, how many messages and values it makes, and its send-policy state. Publisher
-/// thread only.
+/// strings, how many messages and values it makes, and its send-policy state. Everything a
+/// frame needs is prepared here, so rendering a frame allocates nothing. Publisher thread only.
 final class CompiledRoute {
     let route: Route
     let addresses: [UnsafeMutablePointer<CChar>]
+    /// `route.values`, and each value's element count (1 for scalars).
+    let values: [RouteValue]
+    let valueCounts: [Int]
+    let isBlob: Bool
     let perElement: Bool
     /// Messages per frame (1, or the vector length for per-element routes).
     let messageCount: Int
@@ -16,12 +19,16 @@ final class CompiledRoute {
     let holdFrames: Int
     let dependsOnBeats: Bool
     private let elementCounts: [RouteSource: Int]
-    private let tags: [Character]
+    /// The type tags as ASCII (one, cycled, or one per value); empty for blobs.
+    private let tags: [UInt8]
+    private let sendsOnChange: Bool
     /// Frames between messages under `max_rate_hz` (0: no limit).
     private let minimumIntervalFrames: Int
-    private var lastSentValues: [[Float]]
-    private var lastSentTexts: [[UnsafeMutablePointer<CChar>?]]
-    private var lastSentFrame: [Int]
+    /// Per message: the values and texts last sent (`valuesPerMessage` each) and the frame.
+    private let lastSentValues: UnsafeMutablePointer<Float>
+    private let lastSentTexts: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+    private let lastSentFrame: UnsafeMutablePointer<Int>
+    private static let neverSent = Int.min / 2
     /// `format` split at `{value}`, for numbers sent as text.
     private let textFormat: (prefix: String, suffix: String)?
 
@@ -50,6 +57,9 @@ final class CompiledRoute {
             counts[value.source] = count
         }
         elementCounts = counts
+        values = route.values
+        valueCounts = route.values.map { counts[$0.source]! }
+        isBlob = route.arguments == .blob
         let vectorCounts = Set(route.values.filter(\.source.isVector).map { counts[$0.source]! })
         perElement = route.perElement
         if perElement {
@@ -75,7 +85,7 @@ final class CompiledRoute {
             guard given.count == 1 || given.count == valuesPerMessage else {
                 throw fail("type \(String(given)): expected one type tag, or one per value (\(valuesPerMessage))")
             }
-            tags = given
+            tags = given.map { $0.asciiValue ?? UInt8(ascii: "f") }
             var slot = 0
             for value in route.values {
                 for _ in 0..<(perElement ? 1 : counts[value.source]!) {
@@ -111,67 +121,95 @@ final class CompiledRoute {
         minimumIntervalFrames = route.policy.maximumRateHz.map { max(1, Int((outputRateHz / $0).rounded())) } ?? 0
         dependsOnBeats = route.condition == .beat || route.condition == .downbeat
             || route.values.contains { $0.source == .pulse(.beat) || $0.source == .pulse(.downbeat) }
-        lastSentValues = Array(repeating: [], count: addresses.count)
-        lastSentTexts = Array(repeating: [], count: addresses.count)
-        lastSentFrame = Array(repeating: Int.min / 2, count: addresses.count)
+        sendsOnChange = route.policy.mode == .onChange
+        let slots = max(addresses.count * valuesPerMessage, 1)
+        lastSentValues = .allocate(capacity: slots)
+        lastSentValues.initialize(repeating: 0, count: slots)
+        lastSentTexts = .allocate(capacity: slots)
+        lastSentTexts.initialize(repeating: nil, count: slots)
+        lastSentFrame = .allocate(capacity: max(addresses.count, 1))
+        lastSentFrame.initialize(repeating: Self.neverSent, count: max(addresses.count, 1))
     }
 
     func free() {
         for address in addresses { Glibc.free(address) }
+        lastSentValues.deallocate()
+        lastSentTexts.deallocate()
+        lastSentFrame.deallocate()
     }
 
     func elementCount(of source: RouteSource) -> Int { elementCounts[source] ?? 1 }
 
-    /// Applies the send policy; records the values when they go.
-    func shouldSend(message: Int, values: [Float], texts: [UnsafeMutablePointer<CChar>?], frame: Int) -> Bool {
-        if minimumIntervalFrames > 0, frame - lastSentFrame[message] < minimumIntervalFrames { return false }
-        let current = Array(values.prefix(valuesPerMessage))
-        let currentTexts = Array(texts.prefix(valuesPerMessage))
-        if route.policy.mode == .onChange {
-            let textsEqual = currentTexts.count == lastSentTexts[message].count
-                && zip(currentTexts, lastSentTexts[message]).allSatisfy { pair in
-                    switch (pair.0, pair.1) {
-                    case (nil, nil): true
-                    case (let a?, let b?): strcmp(a, b) == 0
-                    default: false
-                    }
+    /// Applies the send policy to message `message` with `values`/`texts` (`valuesPerMessage`
+    /// each); records them when they go. Allocates nothing.
+    func shouldSend(message: Int, values: UnsafePointer<Float>, texts: UnsafePointer<UnsafeMutablePointer<CChar>?>, frame: Int) -> Bool {
+        let lastFrame = lastSentFrame[message]
+        if minimumIntervalFrames > 0, frame - lastFrame < minimumIntervalFrames { return false }
+        let storedValues = lastSentValues + message * valuesPerMessage
+        let storedTexts = lastSentTexts + message * valuesPerMessage
+        if sendsOnChange, lastFrame != Self.neverSent {
+            var unchanged = true
+            for slot in 0..<valuesPerMessage where unchanged {
+                if storedValues[slot] != values[slot] { unchanged = false; break }
+                switch (storedTexts[slot], texts[slot]) {
+                case (nil, nil): break
+                case (let a?, let b?): if strcmp(a, b) != 0 { unchanged = false }
+                default: unchanged = false
                 }
-            if current == lastSentValues[message], textsEqual { return false }
+            }
+            if unchanged { return false }
         }
-        lastSentValues[message] = current
-        lastSentTexts[message] = currentTexts
+        storedValues.update(from: values, count: valuesPerMessage)
+        storedTexts.update(from: texts, count: valuesPerMessage)
         lastSentFrame[message] = frame
         return true
     }
 
-    /// The message for one set of values; nil when liblo cannot allocate.
-    func message(values: [Float], texts: [UnsafeMutablePointer<CChar>?], count: Int) -> lo_message? {
-        guard let message = lo_message_new() else { return nil }
-        switch route.arguments {
-        case .blob:
-            var bytes = [UInt8](repeating: 0, count: count)
-            for slot in 0..<count { bytes[slot] = UInt8(min(max(values[slot].rounded(), 0), 255)) }
-            guard let blob = lo_blob_new(Int32(count), bytes) else { lo_message_free(message); return nil }
-            lo_message_add_blob(message, blob)
-            lo_blob_free(blob)
-        case .tags:
-            for slot in 0..<count {
-                let tag = tags.count == 1 ? tags[0] : tags[slot]
-                let value = values[slot]
-                switch tag {
-                case "i": lo_message_add_int32(message, Int32(min(max(value.rounded(), -2_147_483_520), 2_147_483_520)))
-                case "T": if value >= 0.5 { lo_message_add_true(message) } else { lo_message_add_false(message) }
-                case "s":
-                    if let text = texts[slot] {
-                        lo_message_add_string(message, text)
-                    } else if let textFormat {
-                        lo_message_add_string(message, textFormat.prefix + Self.formatNumber(value) + textFormat.suffix)
-                    }
-                default: lo_message_add_float(message, value)
+    /// Writes message `message` with `values`/`texts` (`valuesPerMessage` each) into `writer`:
+    /// address, type tags, arguments. `tagScratch` holds at least `valuesPerMessage` bytes.
+    func write(message: Int, values: UnsafePointer<Float>, texts: UnsafePointer<UnsafeMutablePointer<CChar>?>,
+               into writer: inout OSCWriter, tagScratch: UnsafeMutablePointer<UInt8>) {
+        let count = valuesPerMessage
+        writer.append(string: addresses[message])
+        if isBlob {
+            tagScratch[0] = UInt8(ascii: "b")
+            writer.append(typeTags: UnsafeBufferPointer(start: tagScratch, count: 1))
+            writer.beginBlob(byteCount: count)
+            for slot in 0..<count { writer.append(byte: UInt8(min(max(values[slot].rounded(), 0), 255))) }
+            writer.alignToFour()
+            return
+        }
+        // 1) Type tags (an `s` with neither text nor format sends nothing, as before).
+        var tagCount = 0
+        for slot in 0..<count {
+            let tag = tags.count == 1 ? tags[0] : tags[slot]
+            switch tag {
+            case UInt8(ascii: "T"): tagScratch[tagCount] = values[slot] >= 0.5 ? UInt8(ascii: "T") : UInt8(ascii: "F")
+            case UInt8(ascii: "s"):
+                guard texts[slot] != nil || textFormat != nil else { continue }
+                tagScratch[tagCount] = tag
+            case UInt8(ascii: "i"): tagScratch[tagCount] = tag
+            default: tagScratch[tagCount] = UInt8(ascii: "f")
+            }
+            tagCount += 1
+        }
+        writer.append(typeTags: UnsafeBufferPointer(start: tagScratch, count: tagCount))
+        // 2) Arguments.
+        for slot in 0..<count {
+            let tag = tags.count == 1 ? tags[0] : tags[slot]
+            let value = values[slot]
+            switch tag {
+            case UInt8(ascii: "i"): writer.append(int32: Int32(min(max(value.rounded(), -2_147_483_520), 2_147_483_520)))
+            case UInt8(ascii: "T"): break
+            case UInt8(ascii: "s"):
+                if let text = texts[slot] {
+                    writer.append(string: text)
+                } else if let textFormat {
+                    (textFormat.prefix + Self.formatNumber(value) + textFormat.suffix).withCString { writer.append(string: $0) }
                 }
+            default: writer.append(float: value)
             }
         }
-        return message
     }
 
     /// A number as a desk's command line reads it: whole numbers without decimals, else one.
@@ -206,9 +244,13 @@ enum RouteMath {
     }
 
     static func scale(_ raw: Double, source: RouteSource, scaling: RouteScaling, arguments: RouteArguments) -> Double {
+        scale(raw, source: source, scaling: scaling, isBlob: arguments == .blob)
+    }
+
+    /// `isBlob`: the route sends a blob (its default output range is 0..255).
+    static func scale(_ raw: Double, source: RouteSource, scaling: RouteScaling, isBlob: Bool) -> Double {
         let limits = guardRange(source)
         let safe = raw.isFinite ? min(max(raw, limits.lowerBound), limits.upperBound) : invalidValue(source)
-        let isBlob = arguments == .blob
         guard !scaling.isIdentity || isBlob else { return safe }
         var input = safe
         var from = scaling.from ?? source.naturalRange

@@ -1,4 +1,3 @@
-import CLo
 import Glibc
 import SpectrumCore
 
@@ -13,9 +12,11 @@ struct RenderContext {
 
 /// One rig compiled for a band count, group count, prefix and output rate: addresses are C
 /// strings made once, every route's element count is fixed, and each frame turns into OSC
-/// datagrams (one bundle, or one per message for plain rigs) built with liblo.
+/// datagrams (one bundle, or one per message for plain rigs) written by `OSCWriter` into one
+/// buffer that only grows.
 ///
-/// Publisher thread only; allocates (liblo mallocs per message). Not thread-safe.
+/// Publisher thread only; after the first frames it allocates only for number-as-text routes
+/// (`format`), when their message goes. Not thread-safe.
 final class RigRenderer {
     let rig: Rig
     private let routes: [CompiledRoute]
@@ -23,7 +24,7 @@ final class RigRenderer {
     private let bandCount: Int
     /// The frame number at which each event last happened (a mailbox beat: the next frame's),
     /// for pulses held a route's `holdFrames` from there.
-    private var eventFrame: [RouteSource.EventKind: Int] = [:]
+    private var eventFrame = EventFrames()
     private var onsetStrength: Float = 0
     /// True while rendering a beat from the mailbox: `bpm` is the beat's own.
     private var renderingBeatEvent = false
@@ -36,10 +37,32 @@ final class RigRenderer {
     private let noteNames: [UnsafeMutablePointer<CChar>]
     private let emptyText: UnsafeMutablePointer<CChar>
     private var targetTexts: [(address: UnsafeMutablePointer<CChar>, state: [TargetHealth.State: UnsafeMutablePointer<CChar>])] = []
-    private var buffer: UnsafeMutableRawPointer
-    private var bufferCapacity = 8192
-    private var scratch: [Float] = []
-    private var scratchTexts: [UnsafeMutablePointer<CChar>?] = []
+    private var writer = OSCWriter()
+    /// One message's values, texts and type tags, sized for the widest route.
+    private let scratch: UnsafeMutablePointer<Float>
+    private let scratchTexts: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+    private let scratchTags: UnsafeMutablePointer<UInt8>
+
+    /// The frame number at which each event last happened (nil: never).
+    private struct EventFrames {
+        var onset: Int?, beat: Int?, downbeat: Int?
+        subscript(kind: RouteSource.EventKind) -> Int? {
+            get {
+                switch kind {
+                case .onset: onset
+                case .beat: beat
+                case .downbeat: downbeat
+                }
+            }
+            set {
+                switch kind {
+                case .onset: onset = newValue
+                case .beat: beat = newValue
+                case .downbeat: downbeat = newValue
+                }
+            }
+        }
+    }
 
     /// Throws a one-line `OSCConfigurationError` naming the rig and the route's line when a
     /// route cannot be built for this band count (e.g. `bands 1-200` of 128).
@@ -55,10 +78,13 @@ final class RigRenderer {
         routes = compiled
         noteNames = (0..<128).map { strdup(PitchReading(frequencyHz: 1, midiNote: Float($0), noteNumber: Int32($0), cents: 0, confidence: 1).noteName!)! }
         emptyText = strdup("")!
-        buffer = .allocate(byteCount: bufferCapacity, alignment: 16)
-        let widest = compiled.map(\.valuesPerMessage).max() ?? 0
-        scratch = [Float](repeating: 0, count: max(widest, 1))
-        scratchTexts = [UnsafeMutablePointer<CChar>?](repeating: nil, count: max(widest, 1))
+        let widest = max(compiled.map(\.valuesPerMessage).max() ?? 0, 1)
+        scratch = .allocate(capacity: widest)
+        scratch.initialize(repeating: 0, count: widest)
+        scratchTexts = .allocate(capacity: widest)
+        scratchTexts.initialize(repeating: nil, count: widest)
+        scratchTags = .allocate(capacity: widest)
+        scratchTags.initialize(repeating: 0, count: widest)
     }
 
     deinit {
@@ -69,7 +95,10 @@ final class RigRenderer {
             Glibc.free(texts.address)
             for text in texts.state.values { Glibc.free(text) }
         }
-        buffer.deallocate()
+        writer.free()
+        scratch.deallocate()
+        scratchTexts.deallocate()
+        scratchTags.deallocate()
     }
 
     /// True when a beat event from the mailbox can produce messages (routes that fire on beats
@@ -119,9 +148,8 @@ final class RigRenderer {
                       timeTag: OSCTimeTag, send: (UnsafeRawBufferPointer) -> Void) {
         prepareTargetTexts(context.targets)
         let tag = rig.timeTag == .capture ? timeTag : .immediate
-        let bundle = rig.bundled ? lo_bundle_new(lo_timetag(sec: tag.seconds, frac: tag.fraction)) : nil
-        if rig.bundled && bundle == nil { return }
-        defer { if let bundle { lo_bundle_free_recursive(bundle) } }
+        writer.reset()
+        if rig.bundled { writer.beginBundle(seconds: tag.seconds, fraction: tag.fraction) }
         var messageCount = 0
         for route in routes where include(route) {
             switch route.condition {
@@ -136,25 +164,30 @@ final class RigRenderer {
             for element in 0..<route.messageCount {
                 fillValues(route, element: element, frame: frame, context: context)
                 guard route.shouldSend(message: element, values: scratch, texts: scratchTexts, frame: frameCounter) else { continue }
-                guard let message = route.message(values: scratch, texts: scratchTexts, count: route.valuesPerMessage) else { continue }
-                let path = route.addresses[element]
-                if let bundle {
-                    if lo_bundle_add_message(bundle, path, message) != 0 { lo_message_free(message) } else { messageCount += 1 }
+                if rig.bundled {
+                    let start = writer.beginElement()
+                    route.write(message: element, values: scratch, texts: scratchTexts, into: &writer, tagScratch: scratchTags)
+                    writer.endElement(at: start)
+                    messageCount += 1
                 } else {
-                    send(serialised(message: message, path: path))
-                    lo_message_free(message)
+                    writer.reset()
+                    route.write(message: element, values: scratch, texts: scratchTexts, into: &writer, tagScratch: scratchTags)
+                    send(writer.written)
                 }
             }
         }
-        if let bundle, messageCount > 0 { send(serialised(bundle: bundle)) }
+        if rig.bundled, messageCount > 0 { send(writer.written) }
     }
 
     // MARK: Values
 
     private func fillValues(_ route: CompiledRoute, element: Int, frame: AnalysisFrame, context: RenderContext) {
         var slot = 0
-        for value in route.route.values {
-            let count = route.perElement ? 1 : route.elementCount(of: value.source)
+        let values = route.values, counts = route.valueCounts
+        for valueIndex in 0..<values.count {
+            let value = values[valueIndex]
+            let sourceCount = counts[valueIndex]
+            let count = route.perElement ? 1 : sourceCount
             for index in 0..<count {
                 let elementIndex = route.perElement ? (value.source.isVector ? element : 0) : index
                 if value.source.isText {
@@ -162,7 +195,7 @@ final class RigRenderer {
                     scratch[slot] = 0
                 } else {
                     let raw = number(value.source, element: elementIndex, frame: frame, context: context, holdFrames: route.holdFrames)
-                    scratch[slot] = Float(RouteMath.scale(raw, source: value.source, scaling: value.scaling, arguments: route.route.arguments))
+                    scratch[slot] = Float(RouteMath.scale(raw, source: value.source, scaling: value.scaling, isBlob: route.isBlob))
                     scratchTexts[slot] = nil
                 }
                 slot += 1
@@ -261,28 +294,4 @@ final class RigRenderer {
             (strdup(health.address)!, Dictionary(uniqueKeysWithValues: TargetHealth.State.allCases.map { ($0, strdup($0.rawValue)!) }))
         }
     }
-
-    // MARK: Serialising
-
-    private func ensureCapacity(_ length: Int) {
-        guard length > bufferCapacity else { return }
-        buffer.deallocate()
-        bufferCapacity = max(length, bufferCapacity * 2)
-        buffer = .allocate(byteCount: bufferCapacity, alignment: 16)
-    }
-
-    private func serialised(bundle: lo_bundle) -> UnsafeRawBufferPointer {
-        ensureCapacity(Int(lo_bundle_length(bundle)))
-        var size = 0
-        guard lo_bundle_serialise(bundle, buffer, &size) != nil else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: buffer, count: size)
-    }
-
-    private func serialised(message: lo_message, path: UnsafeMutablePointer<CChar>) -> UnsafeRawBufferPointer {
-        ensureCapacity(Int(lo_message_length(message, path)))
-        var size = 0
-        guard lo_message_serialise(message, path, buffer, &size) != nil else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: buffer, count: size)
-    }
 }
-
