@@ -48,7 +48,7 @@ let package = Package(
         .executableTarget(
             name: "SpectrumCLI",
             dependencies: [
-                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput",
+                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput", "SpectrumControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(
             name: "SpectrumCLITests",
             /// SpectrumCLI so that the `spectrum` binary is built before the tests run it.
-            dependencies: ["SpectrumCore", "SpectrumCLI", "SpectrumTestSupport", "SpectrumOffline", "SpectrumDSP"]
+            dependencies: ["SpectrumCore", "SpectrumCLI", "SpectrumTestSupport", "SpectrumOffline", "SpectrumDSP", "CLo"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -64,6 +64,12 @@ final class LiveSession: @unchecked Sendable {
         }
     }
 
+    /// Stops without running (a later start step failed).
+    func stop() {
+        client.stop()
+        publisher.stop()
+    }
+
     var snapshot: Snapshot {
         let (frame, count, beats) = latest.load()
         return Snapshot(frame: frame, framesReceived: count, beatsReceived: beats, status: client.status(), publisher: publisher.statistics)

@@ -13,6 +13,8 @@ struct LiveSummary {
     private var lastFrameTime = Date()
     private var framesPerSecond = 0.0
     private var beatsShown = 0
+    /// The latest control answer, shown at the end of the line.
+    var controlNote: String?
 
     init(targetCount: Int) { self.targetCount = targetCount }
 
@@ -28,12 +30,12 @@ struct LiveSummary {
         if isTerminal {
             beatsShown = snapshot.beatsReceived
             // Cut to the terminal's width: a wrapped line could not be redrawn in place.
-            let line = Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount, beat: beatSinceLastDraw)
+            let line = Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount, beat: beatSinceLastDraw) + (controlNote.map { " | \($0)" } ?? "")
             writeStandardOutput("\r\u{1B}[K" + String(line.prefix(max(20, TerminalScreen.columns() - 1))))
         } else if now.timeIntervalSince(lastLine) >= 1 {
             lastLine = now
             beatsShown = snapshot.beatsReceived
-            writeStandardOutput(Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount, beat: beatSinceLastDraw) + "\n")
+            writeStandardOutput(Self.line(snapshot, framesPerSecond: framesPerSecond, targetCount: targetCount, beat: beatSinceLastDraw) + (controlNote.map { " | \($0)" } ?? "") + "\n")
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SpectrumControl
 import SpectrumDSP
 import SpectrumLive
 import SpectrumOutput
@@ -37,8 +38,24 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "No live summary on standard output (errors and the final line still go to standard error).")
     var quiet = false
 
+    @Option(name: .customLong("control"), help: ArgumentHelp(
+        "Take OSC control on [HOST:]PORT (host 127.0.0.1 unless given): <prefix>/control/relearn, /tap, /reference f, /lead_ms f, /bpm_range ff, /preset s, /blackout i. Each is answered on <prefix>/status/control (docs/osc.md).",
+        valueName: "[host:]port"))
+    var control: String?
+
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration \(duration): expected a number of seconds above 0") }
+        if let control, Self.controlEndpoint(control) == nil {
+            throw ValidationError("--control \(control): expected [HOST:]PORT with a port from 1 to 65535, e.g. 7771 or 127.0.0.1:7771")
+        }
+    }
+
+    /// `[HOST:]PORT` → (host, port); host 127.0.0.1 unless given.
+    static func controlEndpoint(_ text: String) -> (host: String, port: UInt16)? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let port = UInt16(parts.last!), port > 0 else { return nil }
+        let host = parts.count == 2 ? String(parts[0]) : "127.0.0.1"
+        return host.isEmpty ? nil : (host, port)
     }
 
     func run() throws {
@@ -52,16 +69,30 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw oneLineFailure("spectrum: \(error)")
         }
-        report(session)
+        var controlServer: ControlServer?
+        let applier = ControlApplier(client: session.client, publisher: session.publisher)
+        if let control, let endpoint = Self.controlEndpoint(control) {
+            do {
+                controlServer = try ControlServer(host: endpoint.host, port: endpoint.port, prefix: publisherConfiguration.prefix,
+                                                  apply: { applier.apply($0) }, onReply: { applier.report($0) })
+            } catch {
+                session.stop()
+                throw oneLineFailure("spectrum: \(error)")
+            }
+            controlServer?.start()
+        }
+        report(session, control: controlServer)
         var summary = LiveSummary(targetCount: publisherConfiguration.targets.count)
         let ending = session.run(durationSeconds: duration, refreshSeconds: 0.1) { snapshot in
+            summary.controlNote = applier.lastReply.withLock { $0 }.map { ($0.accepted ? "ctl ok: " : "ctl error: ") + $0.text }
             if !quiet { summary.render(snapshot) }
         }
+        controlServer?.stop()
         if !quiet { summary.finish() }
         try finish(session, ending)
     }
 
-    private func report(_ session: LiveSession) {
+    private func report(_ session: LiveSession, control: ControlServer?) {
         let client = session.client
         var lines = ["spectrum: JACK client '\(client.clientName)'"
             + (client.clientNameWasChanged ? " (JACK renamed it from '\(jack.name)')" : "")
@@ -78,6 +109,9 @@ struct RunCommand: ParsableCommand {
                 let rig = configuration.rig(for: target)
                 return "\(target) (rig \(rig.name)\(rig.name == Rig.spectrumName ? " under \(configuration.prefix)" : ""))"
             }.joined(separator: ", "))
+        }
+        if let control {
+            lines.append("spectrum: taking OSC control on \(control.host):\(control.port) under \(configuration.prefix)/control/")
         }
         if !configuration.wledTargets.isEmpty {
             lines.append("spectrum: sending WLED audio sync v2 to \(configuration.wledTargets.map(\.description).joined(separator: ", "))")

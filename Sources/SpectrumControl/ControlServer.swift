@@ -286,7 +286,8 @@ public final class ControlServer: @unchecked Sendable {
         }
     }
 
-    static func format(_ value: Double) -> String {
+    /// A number as the answers write it: whole numbers without decimals.
+    public static func format(_ value: Double) -> String {
         value.isFinite && value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
     }
 

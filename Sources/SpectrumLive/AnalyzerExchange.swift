@@ -15,7 +15,9 @@ import Synchronization
 ///
 /// Not real-time safe: all methods allocate or lock. Thread-safe.
 final class AnalyzerExchange: @unchecked Sendable {
-    let configuration: AnalysisConfiguration
+    private let configurationStore: Mutex<AnalysisConfiguration>
+    /// The configuration the current (and any rebuilt) analyser is made from.
+    var configuration: AnalysisConfiguration { configurationStore.withLock { $0 } }
     let slot: UnsafeMutablePointer<Atomic<UnsafeMutablePointer<Analyzer>>>
     private let counters: UnsafeMutablePointer<LiveCounters>
     private let retired = Mutex<[RetiredAnalyzer]>([])
@@ -31,7 +33,7 @@ final class AnalyzerExchange: @unchecked Sendable {
 
     /// Builds the first analyser. Allocates.
     init(configuration: AnalysisConfiguration, sampleRateHz: Double, counters: UnsafeMutablePointer<LiveCounters>) throws(AnalysisConfigurationError) {
-        self.configuration = configuration
+        configurationStore = Mutex(configuration)
         self.counters = counters
         let first = try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz)
         slot = .allocate(capacity: 1)
@@ -53,6 +55,22 @@ final class AnalyzerExchange: @unchecked Sendable {
 
     /// The last rebuild that failed (the previous analyser stays in use), or nil.
     var lastFailure: String? { failure.withLock { $0 } }
+
+    /// Builds an analyser for `configuration` at the current sample rate and swaps it in (a
+    /// control change or a new preset); the configuration is kept only if the analyser could be
+    /// built. Allocates.
+    func install(configuration: AnalysisConfiguration) throws(AnalysisConfigurationError) {
+        let previous = configurationStore.withLock { stored in
+            defer { stored = configuration }
+            return stored
+        }
+        do {
+            try install(sampleRateHz: sampleRateHz)
+        } catch {
+            configurationStore.withLock { $0 = previous }
+            throw error
+        }
+    }
 
     /// Builds an analyser for `sampleRateHz` and swaps it in; the old one is retired. Allocates.
     func install(sampleRateHz: Double) throws(AnalysisConfigurationError) {

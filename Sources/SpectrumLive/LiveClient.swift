@@ -212,6 +212,14 @@ public final class LiveClient: @unchecked Sendable {
         }
     }
 
+    /// Replaces the analysis configuration while running: a new analyser is built here, off the
+    /// real-time thread, and swapped in (its tempo and levels start afresh). Throws (and keeps
+    /// the running analyser) when the configuration cannot run at the current sample rate.
+    /// Not real-time safe; any thread.
+    public func reconfigure(_ configuration: AnalysisConfiguration) throws(AnalysisConfigurationError) {
+        try exchange.install(configuration: configuration)
+    }
+
     /// Counters and flags for status lines and benchmarks. Frees retired analysers on the way.
     /// Not real-time safe.
     /// Forgets the learned tempo and beat grid and learns them again (a new song, a wrong

@@ -143,6 +143,16 @@ public final class FramePublisher: @unchecked Sendable {
         thread = nil
     }
 
+    /// Blackout on: every output (OSC rigs, WLED) gets one frame of zeros at once, then nothing
+    /// (no frames, beats or status) until it is turned off. Any thread.
+    public func setBlackout(_ on: Bool) { worker.blackoutRequested.store(on, ordering: .relaxed) }
+
+    public var isBlackedOut: Bool { worker.blackoutRequested.load(ordering: .relaxed) }
+
+    /// Tells every OSC target what a control message did: `<prefix>/status/control ss` (the
+    /// address, `ok: …` or `error: …`), sent with the next frame or sooner. Any thread.
+    public func announce(_ address: String, _ text: String) { worker.notices.withLock { $0.append((address, text)) } }
+
     /// Counters so far; any thread may read them.
     public var statistics: PublisherStatistics {
         PublisherStatistics(
@@ -235,6 +245,13 @@ final class PublisherWorker: @unchecked Sendable {
     let maximumSleepNanoseconds: Int
 
     let stopRequested = Atomic<Bool>(false)
+    /// Blackout: every output gets one all-zero frame, then nothing until it is lifted.
+    let blackoutRequested = Atomic<Bool>(false)
+    private var blackoutSent = false
+    /// Control acknowledgements waiting to go to every OSC target (`<prefix>/status/control ss`).
+    let notices = Mutex<[(address: String, text: String)]>([])
+    let noticePath: String
+    let oscTargetIndices: [Int]
     let flushRequested = Atomic<Int>(0)
     let flushAcknowledged = Atomic<Int>(0)
     let framesPublished = Atomic<Int>(0)
@@ -271,6 +288,8 @@ final class PublisherWorker: @unchecked Sendable {
         previousSent = Array(repeating: 0, count: transport.count)
         previousErrors = Array(repeating: 0, count: transport.count)
         context.targets = targetAddresses.map { TargetHealth(address: $0, state: .idle, sent: 0, errors: 0) }
+        noticePath = configuration.prefix + "/status/control"
+        oscTargetIndices = Array(0..<configuration.targets.count)
     }
 
     deinit { wledPacket.deallocate() }
@@ -281,6 +300,7 @@ final class PublisherWorker: @unchecked Sendable {
             // before it is acknowledged.
             let stopping = stopRequested.load(ordering: .acquiring)
             let flushRequest = flushRequested.load(ordering: .acquiring)
+            publishNotices()
             publishNewBeat()
             while ring.pop(into: &frame) {
                 // A beat posted before this frame was pushed goes out first, on its own.
@@ -313,8 +333,26 @@ final class PublisherWorker: @unchecked Sendable {
         return min(Int(clamping: (wake - now) &* 1000), maximumSleepNanoseconds)
     }
 
+    /// Sends the waiting control acknowledgements as plain messages to every OSC target.
+    private func publishNotices() {
+        let waiting = notices.withLock { queue -> [(address: String, text: String)] in
+            defer { queue.removeAll() }
+            return queue
+        }
+        for notice in waiting {
+            var writer = OSCWriter()
+            defer { writer.free() }
+            noticePath.withCString { writer.append(string: $0) }
+            ",ss".withCString { writer.append(string: $0) }
+            notice.address.withCString { writer.append(string: $0) }
+            notice.text.withCString { writer.append(string: $0) }
+            send(writer.written, to: oscTargetIndices)
+        }
+    }
+
     /// Sends what the mailbox's beat moves, if it is new.
     private func publishNewBeat() {
+        guard !blackoutRequested.load(ordering: .relaxed) else { return }
         guard let beats, let event = beats.take(after: &beatSequence) else { return }
         let tag = timeTag(captureMicroseconds: event.captureTimeMicroseconds)
         for (renderer, targets) in renderers where renderer.sendsOnBeats {
@@ -329,6 +367,19 @@ final class PublisherWorker: @unchecked Sendable {
     }
 
     private func publish() {
+        // 0) Blackout: one frame of zeros through every output (every light off), then silence.
+        if blackoutRequested.load(ordering: .relaxed) {
+            guard !blackoutSent else { return }
+            blackoutSent = true
+            var dark = AnalysisFrame()
+            dark.bandCount = frame.bandCount
+            dark.streamFrame = frame.streamFrame
+            dark.captureTimeMicroseconds = frame.captureTimeMicroseconds
+            frame = dark
+        } else {
+            blackoutSent = false
+        }
+
         // 1) Status once per second of audio (counted in frames), with every target's state
         //    over that second.
         context.isStatusFrame = framesUntilStatus == 0
