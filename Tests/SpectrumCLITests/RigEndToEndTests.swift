@@ -50,6 +50,7 @@ struct RigEndToEndTests {
         // 1) A 1 kHz tone: band group 5 of 8 (20 Hz–20 kHz in 8 equal log steps: 1 kHz lies in
         //    the fifth, 15.8 Hz·… 632 Hz–1.26 kHz), so slot 5 is bright and the others are dark.
         let tone = try ToneClient(serverName: server.name, frequencyHz: 1000, amplitude: 0.5)
+        defer { tone.stop() }
         let spectrum = try RunningSpectrum(["run", "--server", server.name, "--connect", tone.outputPortName, "--rig", "ola",
                                             "--osc", "127.0.0.1:\(ola.oscPort)", "--duration", "30", "--quiet"], launcher: network.command)
         var slots: [UInt8] = []
@@ -65,7 +66,10 @@ struct RigEndToEndTests {
             for group in [0, 1, 2, 3, 6, 7] { #expect(slots[group] < 100, "group \(group + 1): \(slots.prefix(13))") }
             #expect(slots[8] > 150, "level (slot 9) of a −9 dBFS tone: \(slots[8])")
         }
-        tone.stop()
+        // Silenced, not closed: closing an in-process JACK client of this test process while
+        // spectrum is connected to it left the later real-time-safety test at 64 frames with no
+        // beats (seen three times, not understood yet; closing it at the end is fine).
+        tone.amplitude = 0
 
         // 2) A 120 BPM click train: once the tempo locks, slot 10 flashes 255 and returns to 0
         //    on every beat, and slot 13 holds 120 BPM on the 60..200 scale.
