@@ -198,25 +198,6 @@ public struct Analyzer: ~Copyable {
         return (run, completed)
     }
 
-    /// Samples still to consume before the next frame completes (1 … `hopFrames`). Real-time
-    /// safe.
-    public var framesUntilFrame: Int {
-        @_noLocks get { framesUntilHop }
-    }
-
-    /// Samples still to consume before the next beat event is reported (at least 1), or nil
-    /// when none is expected (rhythm off, no tempo locked). A prediction from the current beat
-    /// grid, which may still move at the next spectrum point. Real-time safe.
-    public var framesUntilBeat: Int? {
-        @_noLocks get {
-            guard rhythmEnabled, let report = beatTracker.nextReportFrame else { return nil }
-            // Reported by the first `consume` after which `streamFrame` exceeds `report`.
-            let ahead = report - Double(streamFrame)
-            guard ahead.isFinite else { return nil }
-            return ahead < 0 ? 1 : Int(min(ahead, Double(Int32.max))) + 1
-        }
-    }
-
     /// The latest completed frame. Read it when `consume` reports it complete: the next hop's
     /// spectrum point already overwrites its bands and rhythm fields.
     public var frame: UnsafePointer<AnalysisFrame> {

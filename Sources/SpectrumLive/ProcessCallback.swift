@@ -89,10 +89,7 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     if tally.pushed > 0 { _ = counters.pointee.pushedFrames.add(tally.pushed, ordering: .relaxed) }
     if tally.dropped > 0 { _ = counters.pointee.droppedFrames.add(tally.dropped, ordering: .relaxed) }
 
-    // 5) When the next frame and beat are due, so the publisher can sleep until then.
-    schedule(analyzer, clock: clock, cycleFrames: total, context: context)
-
-    // 6) Epoch out: from here on this cycle no longer touches `analyzer`.
+    // 5) Epoch out: from here on this cycle no longer touches `analyzer`.
     _ = counters.pointee.callbacksCompleted.add(1, ordering: .releasing)
 }
 
@@ -147,34 +144,6 @@ func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, samples: UnsafePointer<Flo
         analyzer.pointee.stampCaptureTime(microseconds: captureMicroseconds(clock, cyclePosition: nextPosition - 1))
         if context.pointee.ring.push(analyzer.pointee.frame) { tally.pushed &+= 1 } else { tally.dropped &+= 1 }
     }
-}
-
-/// Writes the start of the cycle that will complete the next frame, and of the one that will
-/// report the next beat, assuming the period stays `cycleFrames` (0, unknown, while freewheeling:
-/// cycles then follow no clock).
-@_noLocks
-func schedule(_ analyzer: UnsafeMutablePointer<Analyzer>, clock: CaptureClock, cycleFrames: Int,
-              context: UnsafeMutablePointer<ProcessContext>) {
-    guard cycleFrames > 0, !context.pointee.counters.pointee.freewheeling.load(ordering: .relaxed) else {
-        context.pointee.schedule.publish(nextFrameMicroseconds: 0, nextBeatMicroseconds: 0)
-        return
-    }
-    let frame = cycleStartMicroseconds(clock, samplesAhead: analyzer.pointee.framesUntilFrame, cycleFrames: cycleFrames)
-    var beat: UInt64 = 0
-    if let samples = analyzer.pointee.framesUntilBeat {
-        beat = cycleStartMicroseconds(clock, samplesAhead: samples, cycleFrames: cycleFrames)
-    }
-    context.pointee.schedule.publish(nextFrameMicroseconds: frame, nextBeatMicroseconds: beat)
-}
-
-/// JACK time (µs) at which the cycle starts that holds the sample `samplesAhead` (≥ 1) after
-/// this cycle's last one.
-@_noLocks
-func cycleStartMicroseconds(_ clock: CaptureClock, samplesAhead: Int, cycleFrames: Int) -> UInt64 {
-    let cycles = (cycleFrames - 1 + samplesAhead) / cycleFrames
-    let frame = clock.cycleStartFrame &+ UInt32(truncatingIfNeeded: cycles &* cycleFrames)
-    let client = clock.client
-    return _unsafePerformance { jack_frames_to_time(client, frame) }
 }
 
 /// Acoustic time (µs on JACK's clock, capture latency subtracted) of the sample at

@@ -242,17 +242,6 @@ struct BeatTracker {
         return beat
     }
 
-    /// The stream frame after which the grid's next beat is reported (its time minus the lead),
-    /// as `takeDueBeat` will find it; nil while unlocked. A prediction: the grid may still move
-    /// at the next spectrum point. Real-time safe.
-    var nextReportFrame: Double? {
-        @_noLocks get {
-            guard isLocked, periodFrames > 0 else { return nil }
-            let index = realtimeFloor((lastBeatFrame + 0.5 * periodFrames - anchorFrame) / periodFrames) + 1
-            return anchorFrame + index * periodFrames - leadFrames
-        }
-    }
-
     /// Period from the agreed tempo; phase from the recent onsets; then a fit.
     @_noLocks
     private mutating func seed(periodFrames period: Double, now: Double) {
