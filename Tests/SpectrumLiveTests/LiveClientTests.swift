@@ -31,7 +31,7 @@ struct RealtimeSafety {
         // Clicks at 120 BPM into the same port (JACK mixes them), so beats go through the
         // mailbox as well: the whole analysis runs, pitch, onsets, tempo and beats.
         let clicks = TestSignals.clickTrain(bpm: 120, sampleRateHz: Double(sampleRateHz), seconds: 2)
-        let metronome = try ToneClient(serverName: server.name, clientName: "metronome", amplitude: 0.5, loop: clicks.samples)
+        let metronome = try ToneClient(serverName: server.name, clientName: "metronome", amplitude: 1, loop: clicks.samples)
         defer { metronome.stop() }
         try metronome.connect(to: client.portNames[0])
 
