@@ -97,7 +97,7 @@ enum Latency {
         let client = rig.client, tone = rig.tone
         let receiver = OSCReceiver()
         let publisher = try FramePublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: client.frames,
-                                         captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() }, schedule: client.schedule)
+                                         captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() })
         try publisher.start()
         defer { publisher.stop() }
         var latencies: [Double] = []
@@ -150,8 +150,7 @@ enum BeatDelay {
                 let receiver = OSCReceiver()
                 let publisher = try FramePublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: rig.client.frames,
                                                  beats: useMailbox ? rig.client.beats : nil,
-                                                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() },
-                                                 schedule: rig.client.schedule)
+                                                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() })
                 try publisher.start()
                 defer { publisher.stop() }
                 var delays: [Double] = []

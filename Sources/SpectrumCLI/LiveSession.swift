@@ -48,7 +48,6 @@ final class LiveSession: @unchecked Sendable {
             publisher = try FramePublisher(
                 configuration: osc, ring: client.frames, beats: client.beats,
                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() },
-                schedule: client.schedule,
                 status: {
                     let status = client.status()
                     return PublisherStatus(sampleRateHz: Int(status.sampleRateHz), periodFrames: status.periodFrames,

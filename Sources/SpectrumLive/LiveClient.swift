@@ -29,10 +29,6 @@ public final class LiveClient: @unchecked Sendable {
     /// Each beat event as soon as the JACK cycle holding it is analysed, ahead of its frame
     /// (which carries it too). One reader; valid until this object is deinitialised.
     public let beats: BeatMailbox
-    /// When the next frame and the next beat are due (the start of the JACK cycle that will
-    /// produce them), rewritten every cycle: hand it to the publisher so it sleeps until then
-    /// instead of polling. One reader; valid until this object is deinitialised.
-    public let schedule: OutputSchedule
 
     private let client: OpaquePointer
     private let context: UnsafeMutablePointer<ProcessContext>
@@ -130,11 +126,10 @@ public final class LiveClient: @unchecked Sendable {
         portBuffers.initialize(repeating: nil, count: channelCount)
         let ring = FrameRing(capacity: configuration.ringCapacity)
         let beats = BeatMailbox()
-        let schedule = OutputSchedule()
         let context = UnsafeMutablePointer<ProcessContext>.allocate(capacity: 1)
         context.initialize(to: ProcessContext(
             client: client, ports: ports, portCount: channelCount, portBuffers: portBuffers,
-            mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, beats: beats, schedule: schedule, counters: counters))
+            mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, beats: beats, counters: counters))
         cleanup.context = context
 
         // 7) Callbacks. The process callback and its small siblings get the raw context; the
@@ -176,7 +171,6 @@ public final class LiveClient: @unchecked Sendable {
         self.connectedSources = plan.map(\.source)
         self.frames = ring
         self.beats = beats
-        self.schedule = schedule
         self.context = context
         self.counters = counters
         self.exchange = exchange
@@ -187,13 +181,12 @@ public final class LiveClient: @unchecked Sendable {
         stop()
         frames.deallocate()
         beats.deallocate()
-        schedule.deallocate()
         counters.deinitialize(count: 1)
         counters.deallocate()
     }
 
     /// Deactivates and closes the client, then frees the real-time state (not `frames`,
-    /// `beats` and `schedule`, which the consumer may still read). Idempotent; concurrent callers wait for the first.
+    /// `beats`, which the consumer may still drain). Idempotent; concurrent callers wait for the first.
     /// Safe from any non-real-time thread, including a signal-handling thread (a
     /// `DispatchSourceSignal` handler or a `sigwait` loop) — but not from inside a raw signal
     /// handler: there, only set a flag. Also correct after the server has shut down.
@@ -397,7 +390,6 @@ public final class LiveClient: @unchecked Sendable {
             if let context {
                 context.pointee.ring.deallocate()
                 context.pointee.beats.deallocate()
-                context.pointee.schedule.deallocate()
                 LiveClient.freeContext(context)
             } else {
                 ports?.deallocate()

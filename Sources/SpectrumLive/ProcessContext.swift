@@ -63,7 +63,5 @@ struct ProcessContext {
     let ring: FrameRing
     /// Each beat event as soon as the block holding it is analysed (before the hop's frame).
     let beats: BeatMailbox
-    /// When the next frame and beat are due, rewritten at the end of every cycle.
-    let schedule: OutputSchedule
     let counters: UnsafeMutablePointer<LiveCounters>
 }

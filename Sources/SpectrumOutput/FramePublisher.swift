@@ -19,10 +19,8 @@ import Synchronization
 /// ```
 /// Pacing: frames are produced at the output rate of audio time (one per hop), and each is sent
 /// as it is popped, so the send rate follows the audio clock, including under freewheel. The
-/// JACK callback cannot wake the thread (that would be a system call), so the thread sleeps:
-/// with the host's `OutputSchedule` and capture clock, until the JACK cycle in which the next
-/// frame or beat is due (plus `wakeMarginMilliseconds`), about once per frame; without them, or
-/// when something due has not come, it polls every `pollIntervalMilliseconds`.
+/// JACK callback cannot wake the thread (that would be a system call), so the thread polls the
+/// ring every `pollIntervalMilliseconds`.
 ///
 /// Status (`/status`, target health, routes with `when: status`) comes with every
 /// `round(outputRateHz)`-th frame (once per second of audio, counted in frames, starting with
@@ -54,13 +52,11 @@ public final class FramePublisher: @unchecked Sendable {
     ///   - beats: the host's beat mailbox (`LiveClient.beats`): the routes a beat moves (`/beat`,
     ///     beat pulses) are sent at once, in a bundle of their own, within a poll interval of its
     ///     JACK cycle. Without it, they go with the frame holding the beat.
-    ///   - schedule: the host's predictions of its next frame and beat (`LiveClient.schedule`),
-    ///     read with `captureClock`: the thread sleeps until they are due instead of polling.
     ///   - status: called once per second of audio on the publisher thread to fill `/status`.
     ///   - frameObserver: called on the publisher thread with every frame after it was sent
     ///     (e.g. for a terminal display); it must be quick, it delays the next bundle.
     public init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox? = nil, captureClock: CaptureClock? = nil,
-                schedule: OutputSchedule? = nil, status: (@Sendable () -> PublisherStatus)? = nil,
+                status: (@Sendable () -> PublisherStatus)? = nil,
                 frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil) throws {
         try configuration.validate()
         self.configuration = configuration
@@ -93,7 +89,7 @@ public final class FramePublisher: @unchecked Sendable {
         }
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
         worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers, wled: wled,
-                                 captureClock: captureClock, schedule: schedule, status: status, frameObserver: frameObserver)
+                                 captureClock: captureClock, status: status, frameObserver: frameObserver)
     }
 
     deinit {
@@ -174,8 +170,7 @@ public final class FramePublisher: @unchecked Sendable {
 public struct PublisherStatistics: Sendable, Equatable {
     /// Frames popped and rendered for every output.
     public var framesPublished: Int
-    /// Times the thread woke up to look for frames and beats (once per frame when the host's
-    /// schedule is right; every poll interval without one).
+    /// Times the thread woke up to look for frames and beats (once per poll interval).
     public var wakeups: Int
     /// Frames that carried the status (once per second of audio).
     public var statusMessagesSent: Int
@@ -236,13 +231,6 @@ final class PublisherWorker: @unchecked Sendable {
     let frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?
     let statusIntervalFrames: Int
     let pollNanoseconds: Int
-    let schedule: OutputSchedule?
-    /// Whether a beat from the mailbox moves anything, i.e. whether to wake for beats.
-    let wakesForBeats: Bool
-    let wakeMarginMicroseconds: UInt64
-    /// The longest sleep on a schedule: two frames, so a prediction far off (a clock jump)
-    /// costs at most that.
-    let maximumSleepNanoseconds: Int
 
     let stopRequested = Atomic<Bool>(false)
     /// Blackout: every output gets one all-zero frame, then nothing until it is lifted.
@@ -268,7 +256,7 @@ final class PublisherWorker: @unchecked Sendable {
     private var previousErrors: [Int]
 
     init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox?, transport: UDPTransport, renderers: [(RigRenderer, [Int])],
-         wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, schedule: OutputSchedule?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
+         wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
         self.beats = beats
         self.frameObserver = frameObserver
@@ -280,10 +268,6 @@ final class PublisherWorker: @unchecked Sendable {
         self.status = status
         statusIntervalFrames = BandGrouping.statusIntervalFrames(outputRateHz: configuration.outputRateHz)
         pollNanoseconds = Int(configuration.pollIntervalMilliseconds * 1_000_000)
-        self.schedule = captureClock == nil ? nil : schedule
-        wakesForBeats = beats != nil && renderers.contains { $0.0.sendsOnBeats }
-        wakeMarginMicroseconds = UInt64(configuration.wakeMarginMilliseconds * 1000)
-        maximumSleepNanoseconds = max(pollNanoseconds, Int(2_000_000_000 / configuration.outputRateHz))
         targetCounters = (0..<transport.count).map { _ in TargetCounters() }
         previousSent = Array(repeating: 0, count: transport.count)
         previousErrors = Array(repeating: 0, count: transport.count)
@@ -310,27 +294,10 @@ final class PublisherWorker: @unchecked Sendable {
             }
             flushAcknowledged.store(flushRequest, ordering: .releasing)
             if stopping { return }
-            let sleep = sleepNanoseconds()
-            var pause = timespec(tv_sec: sleep / 1_000_000_000, tv_nsec: sleep % 1_000_000_000)
+            var pause = timespec(tv_sec: 0, tv_nsec: pollNanoseconds)
             nanosleep(&pause, nil)
             wakeups.add(1, ordering: .relaxed)
         }
-    }
-
-    /// Until the next frame or beat is due (the start of its JACK cycle plus the margin), as the
-    /// host's schedule predicts; the poll interval without a schedule, or when what is due has
-    /// not come yet (the cycle is late or still running, or the prediction was wrong: the next
-    /// cycle rewrites it).
-    private func sleepNanoseconds() -> Int {
-        guard let schedule, let captureClock else { return pollNanoseconds }
-        let (frameDue, beatDue) = schedule.read()
-        var due = frameDue
-        if wakesForBeats, beatDue != 0, due == 0 || beatDue < due { due = beatDue }
-        guard due != 0 else { return pollNanoseconds }
-        let wake = due &+ wakeMarginMicroseconds
-        let now = captureClock.nowMicroseconds()
-        guard wake > now else { return pollNanoseconds }
-        return min(Int(clamping: (wake - now) &* 1000), maximumSleepNanoseconds)
     }
 
     /// Sends the waiting control acknowledgements as plain messages to every OSC target.

@@ -35,14 +35,9 @@ public struct PublisherConfiguration: Sendable, Equatable {
     public var multicastInterface: String? = nil
     /// Multicast TTL (IPv4) / hop limit (IPv6), 1–255. 1 keeps packets on the local network.
     public var multicastTTL: Int = 1
-    /// How long the publisher thread sleeps when the ring is empty and the host gave no schedule
-    /// (or what the schedule announced has not come yet). Adds at most this much latency.
+    /// How long the publisher thread sleeps when the ring is empty. Adds at most this much
+    /// latency.
     public var pollIntervalMilliseconds: Double = 2
-    /// With the host's schedule, how long after the start of the JACK cycle that is due to
-    /// produce a frame or beat the publisher wakes: room for the JACK graph to run the clients
-    /// before ours and for our callback to push. Adds this much latency instead of the poll
-    /// interval's.
-    public var wakeMarginMilliseconds: Double = 1
 
     public init(targets: [OSCTarget], prefix: String = OSCAddressSpace.defaultPrefix, groupCount: Int = OSCAddressSpace.defaultGroupCount, messages: OSCMessageSet = .default, outputRateHz: Double = 60) {
         self.targets = targets
@@ -81,9 +76,6 @@ public struct PublisherConfiguration: Sendable, Equatable {
         }
         guard pollIntervalMilliseconds.isFinite, pollIntervalMilliseconds > 0, pollIntervalMilliseconds <= 100 else {
             throw OSCConfigurationError("poll interval \(pollIntervalMilliseconds) ms: expected more than 0 and at most 100 ms")
-        }
-        guard wakeMarginMilliseconds.isFinite, wakeMarginMilliseconds >= 0, wakeMarginMilliseconds <= 100 else {
-            throw OSCConfigurationError("wake margin \(wakeMarginMilliseconds) ms: expected 0 to 100 ms")
         }
         if let multicastInterface, multicastInterface.isEmpty {
             throw OSCConfigurationError("--osc-interface \"\": expected an interface name such as eth0 or an IPv4 address")
