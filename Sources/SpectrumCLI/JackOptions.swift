@@ -22,6 +22,9 @@ struct JackOptions: ParsableArguments {
     @Flag(name: .customLong("no-connect"), help: "Connect nothing (patch by hand, or let a session manager restore connections).")
     var noConnect = false
 
+    @Flag(name: .customLong("no-reconnect"), help: "Exit 1 when the JACK server goes away, instead of waiting for it and reconnecting (ports, connections and outputs restored).")
+    var noReconnect = false
+
     func validate() throws {
         guard (1...LiveConfiguration.maximumChannelCount).contains(channels) else {
             throw ValidationError("--channels \(channels): expected 1 to \(LiveConfiguration.maximumChannelCount)")

@@ -38,6 +38,7 @@ final class LiveSession: @unchecked Sendable {
         configuration.channelCount = jack.channels
         configuration.connections = jack.connectionPlan
         configuration.analysis = analysis
+        configuration.reconnects = !jack.noReconnect
         let client = try LiveClient(configuration: configuration)
         self.client = client
         let latest = self.latest
@@ -53,7 +54,9 @@ final class LiveSession: @unchecked Sendable {
                     return PublisherStatus(sampleRateHz: Int(status.sampleRateHz), periodFrames: status.periodFrames,
                                            xruns: Int(status.xruns), droppedFrames: Int(status.framesDropped),
                                            dspLoadPercent: Float(status.dspLoadPercent),
-                                           worstCallbackMicroseconds: Float(status.callbackCostMaximumMicroseconds))
+                                           worstCallbackMicroseconds: Float(status.callbackCostMaximumMicroseconds),
+                                           serverRunning: status.serverLostSeconds == nil, reconnections: status.reconnections,
+                                           serverLostSeconds: Float(status.serverLostSeconds ?? 0))
                 },
                 frameObserver: { frame in latest.store(frame) })
             try publisher.start()
@@ -80,13 +83,16 @@ final class LiveSession: @unchecked Sendable {
         StopSignal.install()
         let start = Date()
         var ending = Ending.duration
+        var serverReport = ServerReport()
         while true {
             if let signal = StopSignal.received { ending = .signal(signal); break }
             if StopSignal.takeRelearnRequest() {
                 client.relearnTempo()
                 FileHandle.standardError.write(Data("\nspectrum: re-learning the tempo (SIGUSR1)\n".utf8))
             }
-            if client.status().isShutDown { ending = .serverShutDown; break }
+            let status = client.status()
+            if status.isShutDown { ending = .serverShutDown; break }
+            serverReport.note(status)
             if let durationSeconds, Date().timeIntervalSince(start) >= durationSeconds { ending = .duration; break }
             render(snapshot)
             usleep(UInt32(refreshSeconds * 1_000_000))
@@ -95,6 +101,24 @@ final class LiveSession: @unchecked Sendable {
         publisher.flush()
         publisher.stop()
         return ending
+    }
+}
+
+/// One line on standard error when the JACK server is lost and when it is back.
+struct ServerReport {
+    private var lost = false
+    private var reconnections = 0
+
+    mutating func note(_ status: LiveStatus) {
+        if status.serverLostSeconds != nil, !lost {
+            lost = true
+            FileHandle.standardError.write(Data("\nspectrum: the JACK server is gone; outputs keep running (no frames), reconnecting…\n".utf8))
+        }
+        if status.reconnections > reconnections {
+            reconnections = status.reconnections
+            lost = false
+            FileHandle.standardError.write(Data("\nspectrum: JACK server back: client '\(status.currentClientName)', \(Int(status.sampleRateHz)) Hz, period \(status.periodFrames) (reconnection \(reconnections))\n".utf8))
+        }
     }
 }
 

@@ -16,8 +16,10 @@ struct RunCommand: ParsableCommand {
             process callback, and sends one OSC bundle per frame (60 per second by default) to \
             every --osc target: 128 bands, peaks, grouped bands for lights, level, pitch and a \
             status message once per second. `spectrum osc-spec` prints the address space. \
-            A one-line summary shows what is being sent. Stop with Ctrl-C (exit 0); if the \
-            JACK server goes away, spectrum says so and exits 1.
+            A one-line summary shows what is being sent. Stop with Ctrl-C (exit 0). If the \
+            JACK server goes away, spectrum keeps its outputs up (no frames; /status/server \
+            says the server is lost), reconnects as soon as the server is back, and restores \
+            its connections, including those made by others; --no-reconnect exits 1 instead.
 
             Examples:
               spectrum run --osc 127.0.0.1:9000

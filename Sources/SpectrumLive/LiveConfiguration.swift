@@ -20,6 +20,10 @@ public struct LiveConfiguration: Sendable, Equatable {
     /// Silence libjack's own stderr messages (e.g. "Cannot connect to server socket"):
     /// `LiveClient` throws one clear line instead. Process-wide (libjack has one error hook).
     public var quietJackLibrary: Bool = true
+    /// When the server goes away, open a new client as soon as it is back (and again after
+    /// every restart), restoring the connections (`--no-reconnect` turns it off: `isShutDown`
+    /// then tells the caller to stop).
+    public var reconnects: Bool = true
 
     public init() {}
 
@@ -88,11 +92,22 @@ public struct LiveStatus: Sendable, Equatable {
     public var captureLatencyFrames: Int
     public var captureLatencyMicroseconds: Double
     public var isFreewheeling: Bool
-    /// The server went away (or dropped us): the client no longer runs. Call `stop()`.
+    /// The server went away (or dropped us) and `reconnects` is off: the client no longer
+    /// runs. Call `stop()`.
     public var isShutDown: Bool
     public var isStopped: Bool
     /// Analysers swapped in after a sample-rate change.
     public var analyzerSwaps: Int
     /// Why the latest sample-rate change could not be followed, if it could not.
     public var analysisError: String?
+    /// Seconds since the server was lost, while it is (reconnecting); nil while it runs.
+    public var serverLostSeconds: Double?
+    /// Times a new client was opened after the server came back.
+    public var reconnections: Int
+    /// Dead clients whose `jack_client_close` did not return within the time bound.
+    public var abandonedClients: Int
+    /// The client name in use now (JACK may give another after a reconnection).
+    public var currentClientName: String
+    /// Why the latest reconnection attempt failed (nil once one succeeds).
+    public var lastReconnectError: String?
 }

@@ -33,6 +33,7 @@ struct LiveCounters: ~Copyable {
     let captureLatencyFrames = Atomic<UInt32>(0)
     let freewheeling = Atomic<Bool>(false)
     /// Set by `jack_on_info_shutdown`: the server has gone away or thrown the client out.
+    /// Cleared by the supervisor just before a new client is activated.
     let shutDown = Atomic<Bool>(false)
     /// Set by the control side (`LiveClient.relearnTempo()`); the next cycle clears it and
     /// restarts the tempo learning.
@@ -44,7 +45,8 @@ struct LiveCounters: ~Copyable {
 /// The memory the real-time process callback works on: a plain struct of raw pointers, no
 /// class references and no `Unmanaged`, so reading it costs no reference counting.
 ///
-/// Allocated and filled by `LiveClient` before `jack_activate`, freed after `jack_client_close`.
+/// Allocated and filled by `JackIncarnation` before `jack_activate` (one per life of the client),
+/// freed after `jack_client_close`.
 /// The process callback receives a pointer to it as its `arg`.
 struct ProcessContext {
     /// `jack_client_t *`.

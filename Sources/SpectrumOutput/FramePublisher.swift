@@ -249,6 +249,9 @@ final class PublisherWorker: @unchecked Sendable {
 
     private var frame = AnalysisFrame()
     private var framesUntilStatus = 0
+    /// Monotonic time of the latest frame and of the latest status sent without one.
+    private var lastFrameNanoseconds = PublisherWorker.monotonicNanoseconds()
+    private var lastHeartbeatNanoseconds: UInt64 = 0
     private var beatSequence: UInt64 = 0
     private var context = RenderContext()
     /// Counters at the previous status, for each target's state over the last second.
@@ -286,11 +289,20 @@ final class PublisherWorker: @unchecked Sendable {
             let flushRequest = flushRequested.load(ordering: .acquiring)
             publishNotices()
             publishNewBeat()
+            let now = Self.monotonicNanoseconds()
+            var popped = false
             while ring.pop(into: &frame) {
                 // A beat posted before this frame was pushed goes out first, on its own.
                 publishNewBeat()
                 publish()
                 frameObserver?(frame)
+                popped = true
+            }
+            if popped {
+                lastFrameNanoseconds = now
+            } else if now - lastFrameNanoseconds >= Self.heartbeatNanoseconds, now - lastHeartbeatNanoseconds >= Self.heartbeatNanoseconds {
+                lastHeartbeatNanoseconds = now
+                publishStatusAlone()
             }
             flushAcknowledged.store(flushRequest, ordering: .releasing)
             if stopping { return }
@@ -298,6 +310,29 @@ final class PublisherWorker: @unchecked Sendable {
             nanosleep(&pause, nil)
             wakeups.add(1, ordering: .relaxed)
         }
+    }
+
+    /// While no frame comes (the JACK server is lost, or nothing runs the process callback) the
+    /// status still goes out once per second of wall time, alone: `/status/server` says why.
+    static let heartbeatNanoseconds: UInt64 = 1_000_000_000
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// The status routes of every rig, without a frame (never a stale or zero frame: that
+    /// would black out a rig).
+    private func publishStatusAlone() {
+        guard let status, !blackoutRequested.load(ordering: .relaxed) else { return }
+        context.isStatusFrame = true
+        context.status = status()
+        updateTargetHealth()
+        for (renderer, targets) in renderers {
+            renderer.renderStatus(lastFrame: frame, context: context) { send($0, to: targets) }
+        }
+        statusMessagesSent.add(1, ordering: .relaxed)
     }
 
     /// Sends the waiting control acknowledgements as plain messages to every OSC target.

@@ -98,7 +98,18 @@ public struct PublisherStatus: Sendable, Equatable {
     /// Cost of the slowest process callback in the last second, microseconds.
     public var worstCallbackMicroseconds: Float
 
-    public init(sampleRateHz: Int = 0, periodFrames: Int = 0, xruns: Int = 0, droppedFrames: Int = 0, dspLoadPercent: Float = 0, worstCallbackMicroseconds: Float = 0) {
+    /// False while the JACK server is lost (the host is reconnecting).
+    public var serverRunning: Bool
+    /// Times the server came back since the start.
+    public var reconnections: Int
+    /// Seconds since the server was lost; 0 while it runs.
+    public var serverLostSeconds: Float
+
+    public init(sampleRateHz: Int = 0, periodFrames: Int = 0, xruns: Int = 0, droppedFrames: Int = 0, dspLoadPercent: Float = 0, worstCallbackMicroseconds: Float = 0,
+                serverRunning: Bool = true, reconnections: Int = 0, serverLostSeconds: Float = 0) {
+        self.serverRunning = serverRunning
+        self.reconnections = reconnections
+        self.serverLostSeconds = serverLostSeconds
         self.sampleRateHz = sampleRateHz
         self.periodFrames = periodFrames
         self.xruns = xruns

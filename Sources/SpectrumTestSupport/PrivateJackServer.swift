@@ -10,11 +10,13 @@ import Synchronization
 public final class PrivateJackServer: @unchecked Sendable {
     /// The server name: pass it as `serverName` to clients, or `JACK_DEFAULT_SERVER` to tools.
     public let name: String
-    public let sampleRateHz: Int
-    public let processIdentifier: pid_t
+    /// The rate of the running server (a restart may change it).
+    public var sampleRateHz: Int { current.withLock { $0.sampleRateHz } }
+    public var processIdentifier: pid_t { current.withLock { $0.process.processIdentifier } }
     /// jackd's stdout and stderr (for failure messages).
     public let logURL: URL
-    private let process: Process
+    private let current: Mutex<(process: Process, sampleRateHz: Int)>
+    private var process: Process { current.withLock { $0.process } }
     private let stopped = Mutex<Bool>(false)
 
     public struct StartError: Error, CustomStringConvertible {
@@ -27,11 +29,27 @@ public final class PrivateJackServer: @unchecked Sendable {
     public init(sampleRateHz: Int = 48_000, periodFrames: Int = 256, readyTimeoutSeconds: Double = 10) throws {
         let serial = Self.counter.add(1, ordering: .relaxed).newValue
         name = "spectrum-test-\(getpid())-\(serial)-\(UInt32.random(in: 0...UInt32.max))"
-        self.sampleRateHz = sampleRateHz
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("\(name).log")
+        current = Mutex((try Self.launch(name: name, sampleRateHz: sampleRateHz, periodFrames: periodFrames, logURL: logURL), sampleRateHz))
+        try waitUntilReady(timeoutSeconds: readyTimeoutSeconds)
+    }
+
+    /// Stops the server with `signal` (as a crash or a restart by hand would), then starts a
+    /// server of the same name, possibly at another rate and period, and waits until it answers.
+    public func restart(signal: Int32 = SIGTERM, sampleRateHz: Int? = nil, periodFrames: Int = 256, readyTimeoutSeconds: Double = 10) throws {
+        let (old, oldRate) = current.withLock { ($0.process, $0.sampleRateHz) }
+        if old.isRunning { kill(old.processIdentifier, signal) }
+        old.waitUntilExit()
+        let rate = sampleRateHz ?? oldRate
+        let fresh = try Self.launch(name: name, sampleRateHz: rate, periodFrames: periodFrames, logURL: logURL)
+        current.withLock { $0 = (fresh, rate) }
+        try waitUntilReady(timeoutSeconds: readyTimeoutSeconds)
+    }
+
+    private static func launch(name: String, sampleRateHz: Int, periodFrames: Int, logURL: URL) throws -> Process {
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
-        process = Process()
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.tool("jackd"))
         // `-r` after `-d dummy` is the sample rate (before `-d` it would mean "no realtime").
         process.arguments = ["-n", name, "-d", "dummy", "-r", String(sampleRateHz), "-p", String(periodFrames)]
@@ -40,10 +58,13 @@ public final class PrivateJackServer: @unchecked Sendable {
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        processIdentifier = process.processIdentifier
         try? log.close()
-        Self.watch(server: processIdentifier)
+        Self.watch(server: process.processIdentifier)
+        return process
+    }
 
+    private func waitUntilReady(timeoutSeconds readyTimeoutSeconds: Double) throws {
+        let process = self.process
         let deadline = Date().addingTimeInterval(readyTimeoutSeconds)
         while true {
             if !process.isRunning {
@@ -65,6 +86,22 @@ public final class PrivateJackServer: @unchecked Sendable {
         _ = try Self.runTool("jack_bufsize", [String(frames)], serverName: name)
     }
 
+    /// `jack_connect SOURCE DESTINATION` from outside (as a patchbay would).
+    public func connect(_ source: String, _ destination: String) throws {
+        try Self.runTool("jack_connect", [source, destination], serverName: name)
+    }
+
+    /// `jack_disconnect SOURCE DESTINATION` from outside.
+    public func disconnect(_ source: String, _ destination: String) throws {
+        try Self.runTool("jack_disconnect", [source, destination], serverName: name)
+    }
+
+    /// The ports connected to `port` (`jack_lsp -c`), [] when it has none or does not exist.
+    public func connections(of port: String) -> [String] {
+        guard let text = try? listPorts(["-c", port]) else { return [] }
+        return text.split(separator: "\n").filter { $0.hasPrefix(" ") || $0.hasPrefix("\t") }.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
     /// Output of `jack_lsp ARGUMENTS` against this server.
     public func listPorts(_ arguments: [String] = []) throws -> String {
         try Self.runTool("jack_lsp", arguments, serverName: name)
@@ -78,11 +115,12 @@ public final class PrivateJackServer: @unchecked Sendable {
             return !isStopped
         }
         guard first else { return }
-        if process.isRunning { kill(processIdentifier, signal) }
+        let process = self.process
+        if process.isRunning { kill(process.processIdentifier, signal) }
         let deadline = Date().addingTimeInterval(5)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning {
-            kill(processIdentifier, SIGKILL)
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         if process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL {
@@ -98,7 +136,7 @@ public final class PrivateJackServer: @unchecked Sendable {
     private func reclaimRegistrySlot() {
         let successor = Process()
         successor.executableURL = URL(fileURLWithPath: Self.tool("jackd"))
-        successor.arguments = ["-n", name, "-d", "dummy", "-r", String(sampleRateHz), "-p", "256"]
+        successor.arguments = ["-n", name, "-d", "dummy", "-p", "256"]
         successor.environment = Self.environment(serverName: name)
         successor.standardInput = FileHandle.nullDevice
         successor.standardOutput = FileHandle.nullDevice
@@ -165,5 +203,38 @@ public final class PrivateJackServer: @unchecked Sendable {
             throw StartError(description: "\(name) \(arguments.joined(separator: " ")) exited with \(child.terminationStatus)")
         }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// `jack_metro` (jackd2's click generator) as a separate process on a private server: a source
+/// that dies with the server and comes back when started again, as a real player would.
+/// Stopped by PID. For tests and benchmarks.
+public final class JackMetronome: @unchecked Sendable {
+    /// `NAME:BPM_bpm`, e.g. `metro:120_bpm`.
+    public let portName: String
+    private let peer: PeerProcess
+
+    /// Starts it and waits (up to `readyTimeoutSeconds`) until its port exists.
+    public init(server: PrivateJackServer, bpm: Int = 120, name: String = "metro", readyTimeoutSeconds: Double = 10) throws {
+        portName = "\(name):\(bpm)_bpm"
+        let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("\(server.name)-\(name)-\(UInt32.random(in: 0...UInt32.max)).log")
+        peer = try PeerProcess(name: "jack_metro", argv: [PrivateJackServer.tool("jack_metro"), "-b", String(bpm), "-n", name],
+                               environment: PrivateJackServer.environment(serverName: server.name), logURL: logURL)
+        let deadline = Date().addingTimeInterval(readyTimeoutSeconds)
+        while (try? server.listPorts())?.contains(portName) != true {
+            try peer.checkRunning(during: "start-up")
+            guard Date() < deadline else {
+                peer.stop()
+                throw RigPeerError(description: "jack_metro: no port \(portName) after \(readyTimeoutSeconds) s: \(peer.logTail())")
+            }
+            usleep(20_000)
+        }
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        peer.stop(graceSeconds: 2)
+        try? FileManager.default.removeItem(at: peer.logURL)
     }
 }

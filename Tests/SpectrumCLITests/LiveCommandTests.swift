@@ -108,9 +108,9 @@ import Testing
         #expect(after.count >= 3 && after.allSatisfy { abs($0[2] - 120) <= 1 }, "\(after)")
     }
 
-    @Test func killingTheServerEndsTheClientWithAClearMessage() throws {
+    @Test func withNoReconnectKillingTheServerEndsTheClientWithAClearMessage() throws {
         let server = try PrivateJackServer()
-        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--no-connect", "--quiet"])
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--no-connect", "--quiet", "--no-reconnect"])
         // Wait until the client is in the graph, then take the server away.
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, (try? server.listPorts())?.contains("spectrum:in") != true { usleep(20_000) }

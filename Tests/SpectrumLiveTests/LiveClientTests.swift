@@ -128,10 +128,12 @@ struct Citizenship {
         #expect(status.chunkedCycles > 0, "1024-frame cycles exceed the 128-frame mix buffer")
     }
 
-    @Test("Killing the server sets the shutdown flag within a second; stop() afterwards is safe")
+    @Test("Without reconnection, killing the server sets the shutdown flag within a second; stop() afterwards is safe")
     func serverShutdown() async throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
-        let client = try LiveClient(configuration: liveConfiguration(server: server))
+        var configuration = liveConfiguration(server: server)
+        configuration.reconnects = false
+        let client = try LiveClient(configuration: configuration)
         #expect(await eventually(within: 5) { client.status().callbacks > 10 })
         #expect(!client.status().isShutDown)
 
@@ -148,7 +150,9 @@ struct Citizenship {
     @Test("The server vanishing abruptly (SIGKILL) also sets the shutdown flag")
     func serverKilled() async throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
-        let client = try LiveClient(configuration: liveConfiguration(server: server))
+        var configuration = liveConfiguration(server: server)
+        configuration.reconnects = false
+        let client = try LiveClient(configuration: configuration)
         #expect(await eventually(within: 5) { client.status().callbacks > 10 })
         server.stop(signal: SIGKILL)
         #expect(await eventually(within: 1) { client.status().isShutDown })

@@ -73,7 +73,7 @@ import SpectrumCore
             if frame.onset.isOnset { expected.append("/spectrum/onset") }
             expected += ["/spectrum/tempo", "/spectrum/beat/phase"]
             if frame.beat.isBeat { expected.append("/spectrum/beat") }
-            if bundle.message("/spectrum/status") != nil { expected += ["/spectrum/status", "/spectrum/status/target"] }
+            if bundle.message("/spectrum/status") != nil { expected += ["/spectrum/status", "/spectrum/status/target", "/spectrum/status/server"] }
             #expect(paths == expected)
             for message in bundle.messages {
                 let kind = try #require(space.entries.first { $0.address == message.path })

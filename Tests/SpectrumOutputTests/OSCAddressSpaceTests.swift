@@ -84,7 +84,7 @@ import Testing
             return size
         }
         #expect(size(.default) == 1580)
-        #expect(size(.default, withStatus: true) - size(.default) == 132, "/status and one /status/target, once a second")
+        #expect(size(.default, withStatus: true) - size(.default) == 180, "/status, one /status/target and /status/server, once a second")
         #expect(size(OSCMessageSet.default.subtracting(.peaks)) <= 1472)
         #expect(size(.all) - size(.default) == 2588)
     }

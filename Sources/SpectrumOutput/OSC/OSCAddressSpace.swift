@@ -16,6 +16,7 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
     case waveform
     case status
     case targetStatus
+    case serverStatus
     case pitchActive
     case pitch
     case note
@@ -42,6 +43,7 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
         case .beatPhase: "/beat/phase"
         case .beat: "/beat"
         case .targetStatus: "/status/target"
+        case .serverStatus: "/status/server"
         }
     }
 
@@ -75,6 +77,7 @@ public struct OSCMessageSet: OptionSet, Sendable, Hashable {
     public static let beatPhase = OSCMessageSet(.beatPhase)
     public static let beat = OSCMessageSet(.beat)
     public static let targetStatus = OSCMessageSet(.targetStatus)
+    public static let serverStatus = OSCMessageSet(.serverStatus)
 
     public static let all = OSCMessageSet(OSCMessageKind.allCases.map(OSCMessageSet.init))
     /// Everything except the waveform.
@@ -221,6 +224,17 @@ public struct OSCAddressSpace: Sendable, Equatable {
                 example: "\(prefix)/status/target issii 1 \"127.0.0.1:9000\" \"ok\" 3600 0",
                 enabledByDefault: true),
             OSCAddressEntry(
+                kind: .serverStatus, address: prefix + OSCMessageKind.serverStatus.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "running", typeTag: "i", unit: "1 while the JACK server runs, 0 while it is lost", range: "0..1"),
+                    OSCArgumentSpec(name: "reconnections", typeTag: "i", unit: "times the server came back since start", range: "≥ 0"),
+                    OSCArgumentSpec(name: "lost for", typeTag: "f", unit: "s since the server was lost (0 while it runs)", range: "≥ 0"),
+                ],
+                rate: "with `\(prefix)/status`; while no audio flows (the server is lost), once per second of wall time, alone",
+                description: "The JACK server's state. While it is lost no frames are sent (never stale or zero frames that would black out a rig); this message says so, and for how long, until the server is back and frames resume.",
+                example: "\(prefix)/status/server iif 0 3 4.2",
+                enabledByDefault: true),
+            OSCAddressEntry(
                 kind: .pitchActive, address: prefix + OSCMessageKind.pitchActive.suffix,
                 arguments: [OSCArgumentSpec(name: "active", typeTag: "f", unit: "1 = a note sounds, 0 = no note", range: "0 or 1")],
                 rate: everyFrame,
@@ -295,7 +309,7 @@ public struct OSCAddressSpace: Sendable, Equatable {
         ("Tuner", [.pitchActive, .pitch, .note]),
         ("Rhythm", [.onset, .tempo, .beatPhase, .beat]),
         ("Waveform", [.waveform]),
-        ("Status", [.status, .targetStatus]),
+        ("Status", [.status, .targetStatus, .serverStatus]),
     ]
 
     /// The tables in Markdown, one per section, each followed by its `oscdump` examples.

@@ -133,6 +133,13 @@ final class RigRenderer {
         renderingBeatEvent = false
     }
 
+    /// Renders the status routes alone, without a frame: the publisher's heartbeat while no
+    /// audio flows (the JACK server is lost). `lastFrame` gives the cumulative counters.
+    func renderStatus(lastFrame: AnalysisFrame, context: RenderContext, send: (UnsafeRawBufferPointer) -> Void) {
+        let events = FrameEvents(onset: false, beat: false, downbeat: false, status: true)
+        emit(lastFrame, context: context, events: events, only: { $0.condition == .status }, timeTag: .immediate, send: send)
+    }
+
     private func takeBeat(_ beat: BeatReading, bpm: Float) {
         lastBeat = beat
         lastBeatBPM = bpm
@@ -254,6 +261,9 @@ final class RigRenderer {
             case .dspLoadPercent: return Double(status.dspLoadPercent)
             case .callbackMicroseconds: return Double(status.worstCallbackMicroseconds)
             case .nonFiniteSamples: return Double(min(frame.nonFiniteSampleCount, UInt64(Int32.max)))
+            case .serverRunning: return status.serverRunning ? 1 : 0
+            case .reconnections: return Double(status.reconnections)
+            case .serverLostSeconds: return Double(status.serverLostSeconds)
             }
         case .target(let field):
             guard element < context.targets.count else { return 0 }

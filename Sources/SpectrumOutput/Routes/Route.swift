@@ -36,6 +36,12 @@ public enum RouteSource: Sendable, Equatable, Hashable {
         case dspLoadPercent = "dsp_load_percent", callbackMicroseconds = "callback_us"
         /// Input samples that were NaN or infinite (analysed as 0) since the start.
         case nonFiniteSamples = "non_finite_samples"
+        /// 1 while the JACK server runs, 0 while it is lost.
+        case serverRunning = "server_running"
+        /// Times the JACK server came back since the start.
+        case reconnections
+        /// Seconds since the server was lost (0 while it runs).
+        case serverLostSeconds = "server_lost_s"
     }
     public enum TargetField: String, Sendable, CaseIterable { case index, address, state, sent, errors }
 

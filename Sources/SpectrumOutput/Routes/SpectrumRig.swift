@@ -5,7 +5,7 @@ extension OSCAddressSpace {
     public func rig(messages: OSCMessageSet = .default) -> Rig {
         // The order of the bundle: what lights need first, the status last.
         let order: [OSCMessageKind] = [.bands, .peaks, .groups, .level, .levelDecibels, .pitchActive, .pitch, .note,
-                                       .onset, .tempo, .beatPhase, .beat, .waveform, .status, .targetStatus]
+                                       .onset, .tempo, .beatPhase, .beat, .waveform, .status, .targetStatus, .serverStatus]
         let routes = order.filter(messages.contains).map { kind in
             let address = "{prefix}" + kind.suffix
             switch kind {
@@ -22,6 +22,9 @@ extension OSCAddressSpace {
             case .targetStatus:
                 return Route(values: [.index, .address, .state, .sent, .errors].map { RouteValue(.target($0)) },
                              address: address, arguments: .tags(Array("issii")), perElement: true, condition: .status)
+            case .serverStatus:
+                return Route(values: [.serverRunning, .reconnections, .serverLostSeconds].map { RouteValue(.status($0)) },
+                             address: address, arguments: .tags(Array("iif")), condition: .status)
             case .pitchActive: return Route(values: [RouteValue(.pitchActive)], address: address)
             case .pitch:
                 return Route(values: [RouteValue(.pitchHz), RouteValue(.pitchMidi), RouteValue(.pitchCents), RouteValue(.pitchConfidence)],

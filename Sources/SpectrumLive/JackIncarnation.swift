@@ -1,0 +1,199 @@
+import CJack
+import Foundation
+import Glibc
+import SpectrumCore
+import SpectrumDSP
+
+/// One life of the JACK client: opened on a server, its ports registered, its callbacks set,
+/// then activated. When the server goes away this life is over: `LiveClient`'s supervisor closes
+/// it (with a time bound) and opens the next. What outlives it (the frame ring, the beat
+/// mailbox, the counters, the analyser slot, the remembered connections) belongs to
+/// `LiveClient`; this owns only the memory JACK's threads read during this life.
+///
+/// Not real-time safe (allocates); the process callback sees only `context`.
+final class JackIncarnation: @unchecked Sendable {
+    let client: OpaquePointer
+    /// The name JACK gave (may differ from the one asked for).
+    let name: String
+    /// Full names of our input ports, in order.
+    let portNames: [String]
+    let sampleRateHz: UInt32
+    let periodFrames: UInt32
+    let context: UnsafeMutablePointer<ProcessContext>
+    private let graphEvents: GraphEvents
+    private var exchangeForJack: Unmanaged<AnalyzerExchange>?
+    private var selfForJack: Unmanaged<JackIncarnation>?
+    private var isActive = false
+
+    /// Opens a client on the server, never starting one. `jack_client_open` with
+    /// `JackNoStartServer`; throws one line when no server answers.
+    static func openClient(_ configuration: LiveConfiguration) throws(LiveClientError) -> OpaquePointer {
+        let requestedName = LiveClient.truncatedClientName(configuration.clientName, maximumBytes: LiveClient.maximumClientNameBytes)
+        var status = jack_status_t(0)
+        let opened: OpaquePointer? = requestedName.withCString { name in
+            if let server = configuration.serverName {
+                return server.withCString { spectrum_jack_client_open(name, JackNoStartServer, &status, $0) }
+            }
+            return spectrum_jack_client_open(name, JackNoStartServer, &status, nil)
+        }
+        guard let client = opened else {
+            throw openError(status: status, serverName: configuration.serverName, clientName: requestedName)
+        }
+        return client
+    }
+
+    /// Registers the ports and callbacks of an open `client` (closed here if this throws).
+    /// Activate with `activate()`.
+    init(client: OpaquePointer, configuration: LiveConfiguration, processCallback: LiveProcessCallback, exchange: AnalyzerExchange,
+         ring: FrameRing, beats: BeatMailbox, counters: UnsafeMutablePointer<LiveCounters>, graphEvents: GraphEvents) throws(LiveClientError) {
+        let actualName = String(cString: jack_get_client_name(client))
+        let channelCount = configuration.channelCount
+        let ports = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: channelCount)
+        ports.initialize(repeating: nil, count: channelCount)
+        var portNames: [String] = []
+        for index in 0..<channelCount {
+            let shortName = channelCount == 1 ? "in" : "in_\(index + 1)"
+            guard let port = jack_port_register(client, shortName, LiveClient.audioPortType, UInt(JackPortIsInput.rawValue), 0) else {
+                jack_client_close(client)
+                ports.deallocate()
+                throw LiveClientError(.portRegistrationFailed, "JACK refused to register port \(actualName):\(shortName)")
+            }
+            ports[index] = port
+            portNames.append(String(cString: jack_port_name(port)))
+        }
+        let period = jack_get_buffer_size(client)
+        let mixFrames = max(configuration.mixBufferFrames > 0 ? configuration.mixBufferFrames : Int(period), 16)
+        let mono = UnsafeMutablePointer<Float>.allocate(capacity: mixFrames)
+        mono.initialize(repeating: 0, count: mixFrames)
+        let portBuffers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: channelCount)
+        portBuffers.initialize(repeating: nil, count: channelCount)
+        let context = UnsafeMutablePointer<ProcessContext>.allocate(capacity: 1)
+        context.initialize(to: ProcessContext(
+            client: client, ports: ports, portCount: channelCount, portBuffers: portBuffers,
+            mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, beats: beats, counters: counters))
+
+        self.client = client
+        self.name = actualName
+        self.portNames = portNames
+        self.sampleRateHz = jack_get_sample_rate(client)
+        self.periodFrames = period
+        self.context = context
+        self.graphEvents = graphEvents
+
+        // The process callback and its small siblings get the raw context; the sample-rate
+        // callback (which allocates) a retained AnalyzerExchange; the graph callbacks this object.
+        let exchangeForJack = Unmanaged.passRetained(exchange)
+        let selfForJack = Unmanaged.passRetained(self)
+        self.exchangeForJack = exchangeForJack
+        self.selfForJack = selfForJack
+        let raw = UnsafeMutableRawPointer(context)
+        var result = jack_set_process_callback(client, processCallback, raw)
+        result |= jack_set_buffer_size_callback(client, liveBufferSizeChanged, raw)
+        result |= jack_set_sample_rate_callback(client, liveSampleRateChanged, exchangeForJack.toOpaque())
+        result |= jack_set_xrun_callback(client, liveXrun, raw)
+        result |= jack_set_latency_callback(client, liveLatency, raw)
+        result |= jack_set_freewheel_callback(client, liveFreewheel, raw)
+        result |= jack_set_port_connect_callback(client, liveGraphPortConnected, selfForJack.toOpaque())
+        result |= jack_set_port_registration_callback(client, liveGraphPortRegistered, selfForJack.toOpaque())
+        jack_on_info_shutdown(client, liveShutdown, raw)
+        guard result == 0 else {
+            close()
+            throw LiveClientError(.activationFailed, "JACK refused the callbacks of client \(actualName)")
+        }
+    }
+
+    func activate() throws(LiveClientError) {
+        guard jack_activate(client) == 0 else {
+            close()
+            throw LiveClientError(.activationFailed, "cannot activate JACK client \(name)")
+        }
+        isActive = true
+        updateCaptureLatency(context)
+    }
+
+    /// `jack_connect` source → our input `inputIndex`; 0 or EEXIST is success, else JACK's code.
+    @discardableResult
+    func connect(_ connection: ConnectionMemory.Connection) -> Int32 {
+        let code = jack_connect(client, connection.source, portNames[connection.inputIndex % portNames.count])
+        return code == EEXIST ? 0 : code
+    }
+
+    func sourceExists(_ source: String) -> Bool { jack_port_by_name(client, source) != nil }
+
+    func isConnected(_ connection: ConnectionMemory.Connection) -> Bool {
+        guard let port = context.pointee.ports[connection.inputIndex % context.pointee.portCount] else { return false }
+        return jack_port_connected_to(port, connection.source) != 0
+    }
+
+    /// The source ports connected to each of our inputs.
+    func connections() -> [[String]] {
+        (0..<context.pointee.portCount).map { index in
+            guard let list = jack_port_get_connections(context.pointee.ports[index]) else { return [] }
+            defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+            return LiveClient.strings(list)
+        }
+    }
+
+    /// Deactivates (unless the server is gone) and closes, then frees this life's memory. After
+    /// it returns no callback of this client runs. May block (jack2 #395): the supervisor calls
+    /// it with a time bound, see `LiveClient`.
+    func close(serverGone: Bool = false) {
+        if isActive && !serverGone { jack_deactivate(client) }
+        isActive = false
+        jack_client_close(client)
+        exchangeForJack?.release()
+        exchangeForJack = nil
+        let value = context.pointee
+        value.mono.deallocate()
+        value.portBuffers.deallocate()
+        value.ports.deallocate()
+        context.deinitialize(count: 1)
+        context.deallocate()
+        // Last: this may free the object.
+        let retained = selfForJack
+        selfForJack = nil
+        retained?.release()
+    }
+
+    // MARK: Graph callbacks (JACK's notification thread; locks allowed, no server calls)
+
+    fileprivate func portConnectionChanged(_ first: jack_port_id_t, _ second: jack_port_id_t, connected: Bool) {
+        guard let portA = jack_port_by_id(client, first), let portB = jack_port_by_id(client, second) else { return }
+        let ours: OpaquePointer, other: OpaquePointer
+        if jack_port_is_mine(client, portB) != 0 { (ours, other) = (portB, portA) }
+        else if jack_port_is_mine(client, portA) != 0 { (ours, other) = (portA, portB) }
+        else { return }
+        guard let inputIndex = (0..<context.pointee.portCount).first(where: { context.pointee.ports[$0] == ours }) else { return }
+        let connection = ConnectionMemory.Connection(source: String(cString: jack_port_name(other)), inputIndex: inputIndex)
+        graphEvents.post(connected ? .connected(connection) : .disconnected(connection))
+    }
+
+    fileprivate func portRegistered(_ id: jack_port_id_t) {
+        guard let port = jack_port_by_id(client, id), jack_port_is_mine(client, port) == 0,
+              Int32(jack_port_flags(port)) & Int32(JackPortIsOutput.rawValue) != 0 else { return }
+        graphEvents.post(.appeared(String(cString: jack_port_name(port))))
+    }
+
+    static func openError(status: jack_status_t, serverName: String?, clientName: String) -> LiveClientError {
+        let server = serverName.map { "JACK server '\($0)'" } ?? "the default JACK server"
+        if status.rawValue & JackServerFailed.rawValue != 0 {
+            return LiveClientError(.noServer, "cannot connect to \(server): is it running? Start jackd (or PipeWire's JACK), or pass --server NAME for another server")
+        }
+        if status.rawValue & JackVersionError.rawValue != 0 {
+            return LiveClientError(.openFailed, "cannot open JACK client '\(clientName)': the server speaks another protocol version than this libjack")
+        }
+        return LiveClientError(.openFailed, "cannot open JACK client '\(clientName)' on \(server) (JACK status 0x\(String(status.rawValue, radix: 16)))")
+    }
+}
+
+/// `jack_set_port_connect_callback`: queues the change for the supervisor.
+private func liveGraphPortConnected(_ first: jack_port_id_t, _ second: jack_port_id_t, _ connect: Int32, _ argument: UnsafeMutableRawPointer?) {
+    guard let argument else { return }
+    Unmanaged<JackIncarnation>.fromOpaque(argument).takeUnretainedValue().portConnectionChanged(first, second, connected: connect != 0)
+}
+
+/// `jack_set_port_registration_callback`: a source port that appears may be remembered.
+private func liveGraphPortRegistered(_ id: jack_port_id_t, _ registered: Int32, _ argument: UnsafeMutableRawPointer?) {
+    guard let argument, registered != 0 else { return }
+    Unmanaged<JackIncarnation>.fromOpaque(argument).takeUnretainedValue().portRegistered(id)
+}

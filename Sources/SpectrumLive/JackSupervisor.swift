@@ -1,0 +1,275 @@
+import CJack
+import Foundation
+import Glibc
+import SpectrumCore
+import SpectrumDSP
+import Synchronization
+
+/// Keeps the JACK client alive across server restarts, on a thread of its own (never a JACK
+/// thread; JACK forbids calling the server from its callbacks):
+/// - applies the graph events (connections made and removed, ports that appear) to the
+///   remembered connections, and connects a remembered source as soon as its port appears;
+/// - when the shutdown callback has flagged the client dead: closes it with a time bound
+///   (jack2 #395: close can hang after many restarts; past `closeTimeoutSeconds` it is
+///   abandoned), then opens a new one with back-off (100 ms rising to 2 s, forever), with a
+///   fresh analyser at the server's rate, re-registers the ports, activates, and makes every
+///   remembered connection whose source exists.
+///
+/// Owns the current `JackIncarnation`; `LiveClient` owns the memory that outlives it.
+/// Thread-safe; not real-time code.
+final class JackSupervisor: @unchecked Sendable {
+    private let configuration: LiveConfiguration
+    private let processCallback: LiveProcessCallback
+    private let counters: UnsafeMutablePointer<LiveCounters>
+    private let exchange: AnalyzerExchange
+    private let ring: FrameRing
+    private let beats: BeatMailbox
+    private let graphEvents: GraphEvents
+    private let state: Mutex<State>
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let threadStarted = Atomic<Bool>(false)
+
+    /// How long a dead client's `jack_client_close` may take before it is abandoned.
+    static let closeTimeoutSeconds = 2.0
+    /// Back-off between attempts to open a client while the server is lost.
+    static let reconnectFirstDelaySeconds = 0.1
+    static let reconnectMaximumDelaySeconds = 2.0
+    static let reconnectDelayGrowth = 1.5
+    /// How often the thread looks at the graph events and the shutdown flag.
+    static let intervalSeconds = 0.02
+
+    private struct State: @unchecked Sendable {
+        /// The client's current life; nil while the server is lost and once stopped.
+        var incarnation: JackIncarnation?
+        var isStopped = false
+        var memory = ConnectionMemory()
+        /// When the server was lost (monotonic seconds); nil while it runs.
+        var lostSinceSeconds: Double?
+        var reconnections = 0
+        var abandonedClients = 0
+        var lastReconnectError: String?
+    }
+
+    /// What `LiveClient.status()` reports of the client's life.
+    struct LifeStatus {
+        var isStopped: Bool
+        /// The server went away and no reconnection will follow (`reconnects` off).
+        var isShutDown: Bool
+        var serverLostSeconds: Double?
+        var reconnections: Int
+        var abandonedClients: Int
+        var dspLoadPercent: Double
+        var clientName: String?
+        var lastReconnectError: String?
+    }
+
+    init(configuration: LiveConfiguration, processCallback: LiveProcessCallback, counters: UnsafeMutablePointer<LiveCounters>,
+         exchange: AnalyzerExchange, ring: FrameRing, beats: BeatMailbox, graphEvents: GraphEvents,
+         incarnation: JackIncarnation, remembering plan: [ConnectionMemory.Connection]) {
+        self.configuration = configuration
+        self.processCallback = processCallback
+        self.counters = counters
+        self.exchange = exchange
+        self.ring = ring
+        self.beats = beats
+        self.graphEvents = graphEvents
+        var initial = State(incarnation: incarnation)
+        for connection in plan { initial.memory.remember(connection) }
+        state = Mutex(initial)
+    }
+
+    func start() {
+        threadStarted.store(true, ordering: .releasing)
+        let thread = Thread { [self] in
+            superviseUntilStopped()
+            finished.signal()
+        }
+        thread.name = "spectrum-jack"
+        thread.start()
+    }
+
+    /// Stops the thread (waiting at most its close bound), then deactivates and closes the
+    /// client and frees every analyser. Idempotent.
+    func stop() {
+        let first = !stopRequested.exchange(true, ordering: .acquiringAndReleasing)
+        if first && threadStarted.load(ordering: .acquiring) { finished.wait() }
+        state.withLock { state in
+            guard !state.isStopped else { return }
+            state.isStopped = true
+            state.incarnation?.close(serverGone: counters.pointee.shutDown.load(ordering: .acquiring))
+            state.incarnation = nil
+            // No callback can run any more: every analyser may go.
+            exchange.destroyAll()
+        }
+    }
+
+    /// Runs `body` with the client while it is alive (not lost, not stopped); nil otherwise.
+    func withLiveIncarnation<Result>(_ body: (JackIncarnation) -> Result) -> Result? {
+        state.withLock { state in
+            guard let incarnation = state.incarnation, !counters.pointee.shutDown.load(ordering: .acquiring) else { return nil }
+            return body(incarnation)
+        }
+    }
+
+    func rememberedConnections() -> [ConnectionMemory.Connection] { state.withLock { $0.memory.remembered } }
+
+    /// Also frees retired analysers while running.
+    func lifeStatus() -> LifeStatus {
+        let dead = counters.pointee.shutDown.load(ordering: .acquiring)
+        let now = Self.monotonicSeconds()
+        return state.withLock { state in
+            if !state.isStopped { exchange.reclaim() }
+            let alive = !state.isStopped && !dead ? state.incarnation : nil
+            let lostSeconds: Double? = state.isStopped || !configuration.reconnects ? nil
+                : state.lostSinceSeconds.map { now - $0 } ?? (dead ? 0 : nil)
+            return LifeStatus(isStopped: state.isStopped, isShutDown: dead && !configuration.reconnects, serverLostSeconds: lostSeconds,
+                              reconnections: state.reconnections, abandonedClients: state.abandonedClients,
+                              dspLoadPercent: alive.map { Double(jack_cpu_load($0.client)) } ?? 0,
+                              clientName: state.incarnation?.name, lastReconnectError: state.lastReconnectError)
+        }
+    }
+
+    // MARK: The thread
+
+    private func superviseUntilStopped() {
+        while !stopRequested.load(ordering: .acquiring) {
+            usleep(UInt32(Self.intervalSeconds * 1_000_000))
+            applyGraphEvents()
+            guard configuration.reconnects, counters.pointee.shutDown.load(ordering: .acquiring) else { continue }
+            retireDeadClient()
+            reconnect()
+        }
+    }
+
+    private func applyGraphEvents() {
+        let events = graphEvents.takeAll()
+        let now = Self.monotonicSeconds()
+        state.withLock { state in
+            guard !state.isStopped else { return }
+            let alive = !counters.pointee.shutDown.load(ordering: .acquiring) ? state.incarnation : nil
+            for event in events {
+                let wanted = state.memory.apply(event, nowSeconds: now)
+                guard let alive else { continue }
+                for connection in wanted where !alive.isConnected(connection) { alive.connect(connection) }
+            }
+            guard let alive, !state.memory.pendingDisconnections.isEmpty else { return }
+            state.memory.judgeDisconnections(nowSeconds: now, sourceExists: alive.sourceExists, isConnected: alive.isConnected)
+        }
+    }
+
+    /// Closes the dead client on a thread of its own and waits at most `closeTimeoutSeconds`;
+    /// a close that hangs is abandoned (its memory is never freed under a JACK thread).
+    private func retireDeadClient() {
+        let dead: JackIncarnation? = state.withLock { state in
+            guard !state.isStopped else { return nil }
+            state.lostSinceSeconds = state.lostSinceSeconds ?? Self.monotonicSeconds()
+            state.memory.serverLost()
+            defer { state.incarnation = nil }
+            return state.incarnation
+        }
+        guard let dead else { return }
+        let closed = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            dead.close(serverGone: true)
+            closed.signal()
+        }
+        if closed.wait(timeout: .now() + Self.closeTimeoutSeconds) == .timedOut {
+            state.withLock { $0.abandonedClients += 1 }
+        }
+    }
+
+    /// Opens a new client with back-off until one runs, or `stop()`. A back-off pause ends
+    /// early when jackd2's server socket is created anew, so a server that comes back after a
+    /// long absence is joined within ~100 ms, not up to the 2 s step.
+    private func reconnect() {
+        var delaySeconds = Self.reconnectFirstDelaySeconds
+        let socket = ServerSocketWatch(serverName: configuration.serverName)
+        while !stopRequested.load(ordering: .acquiring) {
+            do {
+                try openNextIncarnation()
+                return
+            } catch {
+                state.withLock { $0.lastReconnectError = error.description }
+            }
+            let seen = socket.identity()
+            pause(seconds: delaySeconds) { socket.identity() != seen && socket.identity() != nil }
+            delaySeconds = min(delaySeconds * Self.reconnectDelayGrowth, Self.reconnectMaximumDelaySeconds)
+        }
+    }
+
+    /// One attempt: open; a fresh analyser at the server's rate (the audio is discontinuous, and
+    /// the rate or period may have changed); ports and callbacks; activate; then every
+    /// remembered connection whose source exists (the others are made when their ports appear).
+    private func openNextIncarnation() throws(LiveClientError) {
+        let client = try JackIncarnation.openClient(configuration)
+        let sampleRate = jack_get_sample_rate(client)
+        do {
+            try exchange.install(sampleRateHz: Double(sampleRate))
+        } catch {
+            jack_client_close(client)
+            throw LiveClientError(.analysis, "cannot analyse at the JACK server's sample rate \(sampleRate) Hz: \(error.description)")
+        }
+        counters.pointee.sampleRateHz.store(sampleRate, ordering: .relaxed)
+        counters.pointee.periodFrames.store(jack_get_buffer_size(client), ordering: .relaxed)
+        let incarnation = try JackIncarnation(client: client, configuration: configuration, processCallback: processCallback, exchange: exchange,
+                                              ring: ring, beats: beats, counters: counters, graphEvents: graphEvents)
+        // The thread is the only writer of the flag while it runs (`stop()` waits for it).
+        counters.pointee.shutDown.store(false, ordering: .releasing)
+        do {
+            try incarnation.activate()  // closes itself when it throws
+        } catch {
+            counters.pointee.shutDown.store(true, ordering: .releasing)
+            throw error
+        }
+        // One critical section: a status never reads "lost" once frames can flow.
+        state.withLock { state in
+            state.incarnation = incarnation
+            state.lostSinceSeconds = nil
+            state.lastReconnectError = nil
+            state.reconnections += 1
+            for connection in state.memory.remembered where incarnation.sourceExists(connection.source) {
+                incarnation.connect(connection)
+            }
+        }
+    }
+
+    /// Sleeps `seconds` in slices, returning early on `stop()` or when `wakeEarly` holds.
+    private func pause(seconds: Double, wakeEarly: () -> Bool = { false }) {
+        let deadline = Self.monotonicSeconds() + seconds
+        while !stopRequested.load(ordering: .acquiring), Self.monotonicSeconds() < deadline, !wakeEarly() {
+            usleep(UInt32(Self.intervalSeconds * 1_000_000))
+        }
+    }
+
+    static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}
+
+/// jackd2's server socket, `/dev/shm/jack_<server>_<uid>_0`: a new one (another inode or change
+/// time) means a server has just started. Only a hint to end a back-off pause early; with
+/// other JACK implementations the path never exists and the back-off alone applies.
+struct ServerSocketWatch {
+    let path: String
+
+    init(serverName: String?) {
+        let name = serverName ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
+        path = "/dev/shm/jack_\(name)_\(getuid())_0"
+    }
+
+    struct Identity: Equatable {
+        var inode: UInt
+        var changeSeconds: Int
+        var changeNanoseconds: Int
+    }
+
+    /// The socket's identity now; nil when there is none.
+    func identity() -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(inode: UInt(info.st_ino), changeSeconds: info.st_ctim.tv_sec, changeNanoseconds: info.st_ctim.tv_nsec)
+    }
+}
