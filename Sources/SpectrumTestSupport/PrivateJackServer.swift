@@ -36,15 +36,16 @@ public final class PrivateJackServer: @unchecked Sendable {
 
     /// Stops the server with `signal` (as a crash or a restart by hand would), leaves it down
     /// `downSeconds`, then starts a server of the same name, possibly at another rate and period,
-    /// and waits until it answers.
+    /// and waits until it answers. `launched` is called just after the new jackd is spawned.
     public func restart(signal: Int32 = SIGTERM, downSeconds: Double = 0, sampleRateHz: Int? = nil, periodFrames: Int = 256,
-                        readyTimeoutSeconds: Double = 10) throws {
+                        readyTimeoutSeconds: Double = 10, launched: () -> Void = {}) throws {
         let (old, oldRate) = current.withLock { ($0.process, $0.sampleRateHz) }
         if old.isRunning { kill(old.processIdentifier, signal) }
         old.waitUntilExit()
         if downSeconds > 0 { usleep(UInt32(downSeconds * 1_000_000)) }
         let rate = sampleRateHz ?? oldRate
         let fresh = try Self.launch(name: name, sampleRateHz: rate, periodFrames: periodFrames, logURL: logURL)
+        launched()
         current.withLock { $0 = (fresh, rate) }
         try waitUntilReady(timeoutSeconds: readyTimeoutSeconds)
     }
