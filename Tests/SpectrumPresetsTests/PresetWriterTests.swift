@@ -1,0 +1,48 @@
+import Foundation
+import SpectrumDSP
+import SpectrumPresets
+import Testing
+
+@Suite struct PresetWriterTests {
+    /// Every key's value, as the preset would write it.
+    func values(_ configuration: AnalysisConfiguration) -> [String] {
+        PresetKeys.all.map { "\($0.path)=\($0.yamlValue(in: configuration))" }
+    }
+
+    @Test("What is written reads back to the same configuration, every key")
+    func roundTrip() throws {
+        var configuration = AnalysisConfiguration()
+        configuration.pitch.referenceHz = 442.5
+        configuration.rhythm.leadMilliseconds = 37.25
+        configuration.rhythm.minimumBpm = 90
+        configuration.rhythm.maximumBpm = 150
+        configuration.rhythm.preferredMinimumBpm = 95
+        configuration.rhythm.preferredMaximumBpm = 140
+        configuration.spectrum.bandCount = 64
+        configuration.outputRateHz = 1000.0 / 24  // a value with no short decimal form
+        let text = PresetWriter.yaml(for: configuration, header: ["session state"])
+        #expect(text.hasPrefix("# session state\n"))
+        let read = try PresetLoader.parse(yaml: text, file: "state.yaml")
+        #expect(values(read) == values(configuration))
+        #expect(values(read) != values(AnalysisConfiguration()), "the test changed nothing")
+    }
+
+    @Test("Output sections of the file being replaced are kept")
+    func keepsOutputs() throws {
+        let previous = """
+            pitch:
+              reference_hz: 415
+            osc:
+              targets:
+                - {to: "127.0.0.1:7700", rig: ola}
+            """
+        let text = PresetWriter.yaml(for: AnalysisConfiguration(), keepingOutputsOf: previous)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("preset-writer-\(getpid()).yaml")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let outputs = try RigLoader.loadOutputs(presetPath: file.path)
+        #expect(outputs.targets.map(\.target.description) == ["127.0.0.1:7700"])
+        #expect(outputs.targets.first?.rig?.name == "ola")
+        #expect(try PresetLoader.parse(yaml: text, file: "state.yaml").pitch.referenceHz == 440, "the analysis is the configuration's, not the old file's")
+    }
+}
