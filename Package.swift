@@ -39,6 +39,8 @@ let package = Package(
 
         /// The JACK client: lifecycle, ports, callbacks, and the one real-time process callback.
         .target(name: "SpectrumLive", dependencies: ["SpectrumCore", "SpectrumDSP", "CJack", "CRealtime"]),
+        /// Session management (NSM): the client protocol and atomic state files; no JACK, no liblo.
+        .target(name: "SpectrumSession"),
         /// OSC control input (`--control`): checked commands for the session, off the JACK thread.
         .target(name: "SpectrumControl", dependencies: ["CLo"]),
         /// Frames → OSC bundles (liblo) on a publisher thread; never on the real-time thread.
@@ -48,7 +50,7 @@ let package = Package(
         .executableTarget(
             name: "SpectrumCLI",
             dependencies: [
-                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput", "SpectrumControl",
+                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput", "SpectrumControl", "SpectrumSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -78,6 +80,10 @@ let package = Package(
         .testTarget(
             name: "SpectrumOutputTests",
             dependencies: ["SpectrumCore", "SpectrumOutput", "SpectrumPresets", "SpectrumDSP", "SpectrumTestSupport", "CLo", "CAllocationCounter"]
+        ),
+        .testTarget(
+            name: "SpectrumSessionTests",
+            dependencies: ["SpectrumSession", "SpectrumTestSupport"]
         ),
         .testTarget(
             name: "SpectrumControlTests",
