@@ -13,6 +13,8 @@ final class ControlApplier: Sendable {
     private let client: LiveClient
     private let publisher: FramePublisher
     private let taps = Mutex<[Double]>([])
+    /// Called after a setting changed (a session manager then knows there is something to save).
+    private let onSettingsChanged: @Sendable () -> Void
     /// The latest answer, for the live summary.
     let lastReply = Mutex<ControlReply?>(nil)
 
@@ -21,9 +23,10 @@ final class ControlApplier: Sendable {
     /// A tapped tempo is searched for within this factor either way.
     static let tapRangeFactor = 1.2
 
-    init(client: LiveClient, publisher: FramePublisher) {
+    init(client: LiveClient, publisher: FramePublisher, onSettingsChanged: @escaping @Sendable () -> Void = {}) {
         self.client = client
         self.publisher = publisher
+        self.onSettingsChanged = onSettingsChanged
     }
 
     func apply(_ command: ControlCommand) -> Result<String, ControlRejection> {
@@ -84,6 +87,7 @@ final class ControlApplier: Sendable {
     private func reconfigure(_ configuration: AnalysisConfiguration, _ text: String) -> Result<String, ControlRejection> {
         do {
             try client.reconfigure(configuration)
+            onSettingsChanged()
             return .success(text)
         } catch {
             return .failure(ControlRejection("\(error)"))

@@ -61,18 +61,32 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        // Under a session manager: no JACK client before /nsm/client/open; its client id is the
+        // JACK name, and connections are the session's (jackpatch), not the physical ports.
+        let managed: ManagedSession?
+        do { managed = try ManagedSession.joinIfRequested() } catch { throw oneLineFailure("spectrum: \(error)") }
+        var jack = self.jack
+        if let managed {
+            jack.name = managed.open.clientID
+            if jack.connections.isEmpty { jack.noConnect = true }
+        }
         let configuration: AnalysisConfiguration
         let publisherConfiguration: PublisherConfiguration
         let session: LiveSession
         do {
-            configuration = try analysis.apply(to: presetOptions.loadConfiguration())
-            publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetOptions.presetPath())
+            let commandLine = try analysis.apply(to: presetOptions.loadConfiguration())
+            configuration = try managed?.loadState(commandLine: commandLine, commandLinePreset: presetOptions.presetPath()) ?? commandLine
+            let presetPath = try managed?.stateURL.path ?? presetOptions.presetPath()
+            publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
             session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration)
         } catch {
+            managed?.refuse(.general, "\(error)")
             throw oneLineFailure("spectrum: \(error)")
         }
+        managed?.opened(clientName: session.client.clientName, currentConfiguration: { session.client.analysisConfiguration })
+        defer { managed?.stop() }
         var controlServer: ControlServer?
-        let applier = ControlApplier(client: session.client, publisher: session.publisher)
+        let applier = ControlApplier(client: session.client, publisher: session.publisher, onSettingsChanged: { managed?.settingsChanged() })
         if let control, let endpoint = Self.controlEndpoint(control) {
             do {
                 controlServer = try ControlServer(host: endpoint.host, port: endpoint.port, prefix: publisherConfiguration.prefix,
@@ -83,7 +97,7 @@ struct RunCommand: ParsableCommand {
             }
             controlServer?.start()
         }
-        report(session, control: controlServer)
+        report(session, jack: jack, control: controlServer, managed: managed)
         var summary = LiveSummary(targetCount: publisherConfiguration.targets.count)
         let ending = session.run(durationSeconds: duration, refreshSeconds: 0.1) { snapshot in
             summary.controlNote = applier.lastReply.withLock { $0 }.map { ($0.accepted ? "ctl ok: " : "ctl error: ") + $0.text }
@@ -91,12 +105,16 @@ struct RunCommand: ParsableCommand {
         }
         controlServer?.stop()
         if !quiet { summary.finish() }
-        try finish(session, ending)
+        try finish(session, ending, jack: jack)
     }
 
-    private func report(_ session: LiveSession, control: ControlServer?) {
+    private func report(_ session: LiveSession, jack: JackOptions, control: ControlServer?, managed: ManagedSession?) {
         let client = session.client
-        var lines = ["spectrum: JACK client '\(client.clientName)'"
+        var lines: [String] = []
+        if let managed {
+            lines.append("spectrum: in the NSM session at \(managed.nsm.url) (\(managed.nsm.serverName ?? "server")): client id \(managed.open.clientID), state \(managed.stateURL.path)")
+        }
+        lines += ["spectrum: JACK client '\(client.clientName)'"
             + (client.clientNameWasChanged ? " (JACK renamed it from '\(jack.name)')" : "")
             + ", ports \(client.portNames.joined(separator: ", ")), \(Int(client.sampleRateHz)) Hz"]
         lines.append(client.connectedSources.isEmpty
@@ -121,7 +139,7 @@ struct RunCommand: ParsableCommand {
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 
-    private func finish(_ session: LiveSession, _ ending: LiveSession.Ending) throws {
+    private func finish(_ session: LiveSession, _ ending: LiveSession.Ending, jack: JackOptions) throws {
         let statistics = session.publisher.statistics
         let status = session.client.status()
         let errors = statistics.targets.reduce(0) { $0 + $1.sendErrors }

@@ -20,7 +20,9 @@ struct Spectrum: ParsableCommand {
     /// scripts and lighting rigs log it, people read it. `--help` is unchanged.
     static func main() {
         do {
-            var command = try parseAsRoot()
+            // A session manager starts the executable without arguments: that means `run`.
+            let sessionStart = CommandLine.arguments.count == 1 && !(ProcessInfo.processInfo.environment["NSM_URL"] ?? "").isEmpty
+            var command = try parseAsRoot(sessionStart ? ["run"] : nil)
             try command.run()
         } catch {
             let code = exitCode(for: error)

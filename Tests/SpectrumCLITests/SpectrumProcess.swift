@@ -58,7 +58,8 @@ final class RunningSpectrum {
 
     /// `launcher` turns the full command line into the one to run (e.g.
     /// `PrivateNetwork.command`, so that spectrum runs inside a private network namespace).
-    init(_ arguments: [String], launcher: ([String]) -> [String] = { $0 }) throws {
+    /// `environment` is added to this process's own.
+    init(_ arguments: [String], environment: [String: String] = [:], launcher: ([String]) -> [String] = { $0 }) throws {
         let executable = SpectrumProcess.executableURL
         try #require(FileManager.default.isExecutableFile(atPath: executable.path), "no spectrum binary at \(executable.path)")
         let commandLine = launcher([executable.path] + arguments)
@@ -67,6 +68,7 @@ final class RunningSpectrum {
         process.standardOutput = output
         process.standardError = error
         process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = self.output, error = self.error, collected = self.collected
         readers = [
             Thread { collected.output = output.fileHandleForReading.readDataToEndOfFile() },

@@ -1,0 +1,79 @@
+import Foundation
+import SpectrumDSP
+import SpectrumPresets
+import SpectrumSession
+
+/// `spectrum run` under the New Session Manager (`NSM_URL` set): announce, wait for
+/// `/nsm/client/open` before any JACK client exists, then run as the session says — the client
+/// id as the exact JACK name, the analysis from the session's `preset.yaml` (created from the
+/// command line the first time), saved atomically on `/nsm/client/save`, dirty when a setting
+/// changes over OSC control. Main thread, then the NSM client's own thread for saves.
+final class ManagedSession: @unchecked Sendable {
+    let nsm: NSMClient
+    let open: NSMOpen
+    /// `<path>/preset.yaml`: the session's analysis and outputs, a preset file.
+    let stateURL: URL
+
+    /// How long to wait for `/nsm/client/open` after announcing.
+    static let openTimeoutSeconds = 10.0
+    static let capabilities = ":dirty:message:"
+    static let stateFileName = "preset.yaml"
+
+    /// nil without `NSM_URL`; else announces and waits for the open (throws one line).
+    static func joinIfRequested(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ManagedSession? {
+        guard let url = try NSMURL.from(environment: environment) else { return nil }
+        let nsm = try NSMClient(url: url)
+        try nsm.announce(appName: "Spectrum", capabilities: capabilities, executable: CommandLine.arguments[0])
+        let open = try nsm.waitForOpen(timeoutSeconds: openTimeoutSeconds)
+        return ManagedSession(nsm: nsm, open: open)
+    }
+
+    private init(nsm: NSMClient, open: NSMOpen) {
+        self.nsm = nsm
+        self.open = open
+        stateURL = URL(fileURLWithPath: open.path).appendingPathComponent(Self.stateFileName)
+    }
+
+    /// The session's analysis: its saved state when there is one (over `commandLine`), else
+    /// `commandLine`, written as the session's first state (with the outputs of the command
+    /// line's preset file). Throws one line when the state cannot be read or written.
+    func loadState(commandLine configuration: AnalysisConfiguration, commandLinePreset: String?) throws -> AnalysisConfiguration {
+        if FileManager.default.fileExists(atPath: stateURL.path) {
+            return try PresetLoader.load(path: stateURL.path, base: configuration)
+        }
+        let presetText = try commandLinePreset.map { try String(contentsOfFile: $0, encoding: .utf8) }
+        try SessionStateFile.writeAtomically(Self.stateText(configuration, keepingOutputsOf: presetText), to: stateURL)
+        return configuration
+    }
+
+    /// The open succeeded: tell the server, and answer saves from now on.
+    func opened(clientName: String, currentConfiguration: @escaping @Sendable () -> AnalysisConfiguration) {
+        try? nsm.replyOpen(message: "Spectrum: JACK client '\(clientName)', state in \(stateURL.path)")
+        let stateURL = self.stateURL
+        nsm.start {
+            let previous = try? String(contentsOf: stateURL, encoding: .utf8)
+            do {
+                try SessionStateFile.writeAtomically(Self.stateText(currentConfiguration(), keepingOutputsOf: previous), to: stateURL)
+                return .success("saved \(stateURL.path)")
+            } catch {
+                return .failure(NSMFailure(.saveFailed, "\(error)"))
+            }
+        }
+    }
+
+    /// The open failed: tell the server why.
+    func refuse(_ code: NSMErrorCode, _ message: String) {
+        try? nsm.errorOpen(code: code, message: message)
+    }
+
+    func settingsChanged() { nsm.markDirty() }
+
+    func stop() { nsm.stop() }
+
+    private static func stateText(_ configuration: AnalysisConfiguration, keepingOutputsOf previous: String?) -> String {
+        PresetWriter.yaml(for: configuration, header: [
+            "Spectrum session state (NSM), written when the session is saved.",
+            "A preset file: edit it while Spectrum is not running; osc: targets: here add outputs (docs/deploy.md).",
+        ], keepingOutputsOf: previous)
+    }
+}

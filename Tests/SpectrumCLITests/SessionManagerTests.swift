@@ -1,0 +1,97 @@
+import CLo
+import Foundation
+import Glibc
+import SpectrumTestSupport
+import Testing
+
+/// `spectrum` under a session manager (NSM API 1.1.2), against the strict fake nsmd (Debian 12
+/// has no nsmd) and a private jackd.
+@Suite(.serialized) struct SessionManagerTests {
+    static func ports(_ server: PrivateJackServer) -> String { (try? server.listPorts()) ?? "" }
+
+    @Test func joinsOpensSavesAndComesBackWithItsState() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let scratch = try ScratchDirectory()
+        let sessionPath = scratch.path("My Session/spectrum.nKXQT")
+        let clientID = "spectrum.nKXQT"
+        let controlPort = ControlCommandTests.freePort()
+
+        // 1) Started as nsmd would through a launcher that passes options; no JACK client yet.
+        let nsm = try FakeNSMServer()
+        defer { nsm.stop() }
+        let environment = ["NSM_URL": nsm.url, "JACK_DEFAULT_SERVER": server.name]
+        var spectrum = try RunningSpectrum(["run", "--control", "\(controlPort)", "--quiet"], environment: environment)
+        let announce = try #require(nsm.waitFor("/nsm/server/announce"), "no announce")
+        #expect(announce.strings[0] == "Spectrum" && announce.strings[1] == ":dirty:message:" && announce.ints[0...1] == [1, 2])
+        #expect(announce.ints[2] == spectrum.process.processIdentifier)
+        usleep(300_000)
+        #expect(!Self.ports(server).contains(":in"), "a JACK client before /nsm/client/open: \(Self.ports(server))")
+
+        // 2) Open: the client id is the JACK name; the state is created under the path.
+        nsm.open(path: sessionPath, displayName: "Spectrum", clientID: clientID)
+        let reply = try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }), "no reply to open")
+        #expect(reply.strings[1].contains(clientID))
+        #expect(Self.ports(server).contains("\(clientID):in"), "\(Self.ports(server))")
+        #expect(server.connections(of: "\(clientID):in").isEmpty, "connections are the session's, not the physical ports")
+        let stateFile = sessionPath + "/preset.yaml"
+        #expect(try String(contentsOfFile: stateFile, encoding: .utf8).contains("reference_hz: 440"))
+
+        // 3) A change over OSC control: dirty; a save writes it and makes the client clean.
+        ControlCommandTests.send("/spectrum/control/reference", port: controlPort) { lo_message_add_float($0, 442) }
+        #expect(nsm.waitFor("/nsm/client/is_dirty") != nil, "no is_dirty after a change")
+        nsm.save()
+        let saved = try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/save" }), "no reply to save")
+        #expect(saved.strings[1].contains("preset.yaml"))
+        #expect(nsm.waitFor("/nsm/client/is_clean") != nil)
+        #expect(try String(contentsOfFile: stateFile, encoding: .utf8).contains("reference_hz: 442"))
+
+        // 4) Quit is SIGTERM: at once, exit 0.
+        let signalled = Date()
+        spectrum.signal(SIGTERM)
+        let result = try #require(spectrum.waitForExit(within: 5), "spectrum hung on SIGTERM")
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(Date().timeIntervalSince(signalled) < 2)
+        #expect(nsm.violations.isEmpty, "\(nsm.violations)")
+
+        // 5) Reopened with no arguments at all (as nsmd starts it): the saved state is used, and
+        //    a save writes it back unchanged.
+        let second = try FakeNSMServer()
+        defer { second.stop() }
+        spectrum = try RunningSpectrum([], environment: ["NSM_URL": second.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(second.waitFor("/nsm/server/announce") != nil)
+        second.open(path: sessionPath, displayName: "Spectrum", clientID: clientID)
+        try #require(second.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }) != nil)
+        second.save()
+        try #require(second.waitFor("/reply", where: { $0.strings.first == "/nsm/client/save" }) != nil)
+        #expect(try String(contentsOfFile: stateFile, encoding: .utf8).contains("reference_hz: 442"), "the saved state was not loaded")
+        spectrum.signal(SIGTERM)
+        #expect(spectrum.waitForExit(within: 5)?.status == 0)
+        #expect(second.violations.isEmpty, "\(second.violations)")
+    }
+
+    @Test func aBrokenSessionStateIsRefusedInOneLine() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let scratch = try ScratchDirectory()
+        let sessionPath = scratch.path("session/spectrum.nBAD")
+        _ = try scratch.write("session/spectrum.nBAD/preset.yaml", "pitch:\n  reference_hz: 9000\n")
+        let nsm = try FakeNSMServer()
+        defer { nsm.stop() }
+        let spectrum = try RunningSpectrum([], environment: ["NSM_URL": nsm.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(nsm.waitFor("/nsm/server/announce") != nil)
+        nsm.open(path: sessionPath, displayName: "Spectrum", clientID: "spectrum.nBAD")
+        let error = try #require(nsm.waitFor("/error"), "no /error for a broken state")
+        #expect(error.strings[0] == "/nsm/client/open" && error.strings[1].contains("reference_hz"))
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 1)
+        #expect(result.standardErrorLines.last?.contains("preset.yaml:2: pitch.reference_hz") == true, "\(result.standardError)")
+        #expect(nsm.violations.isEmpty, "\(nsm.violations)")
+    }
+
+    @Test func aBadNSMURLIsOneLine() throws {
+        let result = try SpectrumProcess.run(["run"], environment: ["NSM_URL": "localhost:1234"])
+        #expect(result.status == 1)
+        #expect(result.standardErrorLines == ["spectrum: NSM_URL \"localhost:1234\": expected osc.udp://HOST:PORT/"])
+    }
+}
