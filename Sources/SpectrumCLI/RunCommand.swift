@@ -19,7 +19,9 @@ struct RunCommand: ParsableCommand {
             A one-line summary shows what is being sent. Stop with Ctrl-C (exit 0). If the \
             JACK server goes away, spectrum keeps its outputs up (no frames; /status/server \
             says the server is lost), reconnects as soon as the server is back, and restores \
-            its connections, including those made by others; --no-reconnect exits 1 instead.
+            its connections, including those made by others; --no-reconnect exits 1 instead. \
+            Under a session manager (NSM_URL set), the session's client id is the JACK name and \
+            its state is kept in the session (docs/deploy.md).
 
             Examples:
               spectrum run --osc 127.0.0.1:9000
