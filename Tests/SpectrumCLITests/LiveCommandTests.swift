@@ -265,7 +265,7 @@ import Testing
         func mark() { lock.withLock { value = Date() } }
     }
 
-    @Test func survivesFourRestartsKeepingOutputsAndConnections() throws {
+    @Test func survivesFiveRestartsKeepingOutputsAndConnections() throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
         var metronome = try JackMetronome(server: server)
@@ -281,7 +281,7 @@ import Testing
         try server.connect("system:capture_1", "spectrum:in")  // patched by hand, not by --connect
 
         var resumeSeconds: [Double] = []
-        for (index, signal) in [SIGTERM, SIGKILL, SIGTERM, SIGKILL].enumerated() {
+        for (index, signal) in [SIGTERM, SIGKILL, SIGTERM, SIGKILL, SIGTERM].enumerated() {
             metronome.stop()
             let stoppedAt = Date()
             let ready = Moment()
@@ -305,8 +305,10 @@ import Testing
             let lostReports = duringOutage.compactMap { $0.message("/spectrum/status/server") }
             #expect(lostReports.contains { $0.values[0] == 0 && $0.values[2] >= 0.5 }, "restart \(index + 1): \(lostReports.map(\.values))")
 
-            // Back: the connection made by hand at once, the player when it comes back.
+            // Back under the same name: the connection made by hand at once, the player when it
+            // comes back.
             #expect(server.connections(of: "spectrum:in") == ["system:capture_1"], "restart \(index + 1): \(server.connections(of: "spectrum:in"))")
+            #expect((try? server.listPorts())?.split(separator: "\n").filter { $0.hasPrefix("spectrum") } == ["spectrum:in"], "restart \(index + 1): the client name changed")
             metronome = try JackMetronome(server: server)
             let deadline = Date().addingTimeInterval(3)
             while Date() < deadline, Set(server.connections(of: "spectrum:in")) != ["system:capture_1", metronome.portName] { usleep(20_000) }
@@ -316,13 +318,13 @@ import Testing
             }
             #expect(receiver.bundles.last { $0.message("/spectrum/status/server") != nil }?.message("/spectrum/status/server")?.values == [1, Double(index + 1), 0])
         }
-        // Resuming is measured in docs/benchmarks.md (target ≤ 2 s); here only that it happens
-        // in good time on a loaded machine (negative: before `restart` saw the server answer).
-        #expect(resumeSeconds.allSatisfy { $0 < 5 }, "frames resumed after \(resumeSeconds) s")
+        // Target: ≤ 2 s after the server is back (measured over 20 restarts in docs/benchmarks.md;
+        // about 0.25 s). Negative: spectrum was back before `restart` saw the server answer.
+        #expect(resumeSeconds.allSatisfy { $0 <= 2 }, "frames resumed after \(resumeSeconds) s")
 
         spectrum.signal(SIGINT)
         let result = try #require(spectrum.waitForExit(within: 10), "spectrum hung on SIGINT after restarts")
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardError.components(separatedBy: "JACK server back").count - 1 == 4, "\(result.standardError)")
+        #expect(result.standardError.components(separatedBy: "JACK server back").count - 1 == 5, "\(result.standardError)")
     }
 }

@@ -103,6 +103,15 @@ struct Reconnection {
             #expect(status.sampleRateHz == Double(restart.rate) && status.analysisSampleRateHz == Double(restart.rate))
             #expect(await eventually(within: 2) { server.connections(of: "spectrum:in") == ["system:capture_1"] },
                     "restart \(number + 1): \(server.connections(of: "spectrum:in"))")
+            // The new analyser runs at the new rate: a 1 kHz tone peaks in its band.
+            let tone = try ToneClient(serverName: server.name, frequencyHz: 1000, amplitude: 0.5)
+            try tone.connect(to: "spectrum:in")
+            _ = drain(client)
+            let frames = await collect(30, from: client)
+            tone.stop()
+            let expected = try expectedBand(frequencyHz: 1000, sampleRateHz: Double(restart.rate))
+            let loudest = frames.suffix(10).map { frame in (0..<frame.bandCount).max { frame.bands[$0] < frame.bands[$1] }! }
+            #expect(frames.count >= 30 && loudest.allSatisfy { $0 == expected }, "restart \(number + 1) at \(restart.rate) Hz: loudest bands \(loudest), expected \(expected)")
             // The player comes back after spectrum: connected as soon as its port appears.
             metronome = try JackMetronome(server: server)
             #expect(await eventually(within: 2) { Set(server.connections(of: "spectrum:in")) == ["system:capture_1", metronome.portName] },
