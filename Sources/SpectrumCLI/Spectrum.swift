@@ -14,7 +14,7 @@ struct Spectrum: ParsableCommand {
 
             Examples:
               spectrum run --osc 127.0.0.1:9000          analyse JACK input, send OSC
-              spectrum monitor                           full-screen bars, level, note, BPM, beats
+              spectrum monitor                           full-screen bars, VU, note, BPM
               spectrum tune                              full-screen tuner
               spectrum analyze song.wav > frames.jsonl   the same analysis, offline
             """,
