@@ -11,7 +11,7 @@ import SpectrumOutput
 /// however many bands share its column); with more columns than bands, neighbouring columns
 /// repeat a band.
 struct MonitorScreen {
-    enum Mode: String, CaseIterable {
+    enum Mode: String {
         case bars, spectrogram
 
         var next: Mode { self == .bars ? .spectrogram : .bars }
@@ -159,6 +159,7 @@ struct MonitorScreen {
 
     /// Dark blue (quiet) through magenta and red to yellow and white (loud).
     private func heatStyle(_ index: Int) -> String? {
+        guard index > 0 else { return nil }  // a blank cell needs no colour
         switch colours {
         case .none: return nil
         case .basic: return ["34", "34", "34", "35", "35", "31", "31", "33", "1;33", "1;37"][index]
