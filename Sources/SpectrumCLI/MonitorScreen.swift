@@ -53,6 +53,8 @@ struct MonitorScreen {
         if history.count > Self.historyCapacity { history.removeLast() }
     }
 
+    /// The screen for a terminal of `size`: one string per row, each at most `size.columns`
+    /// visible characters (colour codes aside), `size.rows` rows.
     func lines(_ reading: Reading, size: (columns: Int, rows: Int)) -> [String] {
         let width = size.columns
         guard width >= Self.minimumSize.columns, size.rows >= Self.minimumSize.rows else {
@@ -75,6 +77,7 @@ struct MonitorScreen {
 
     // MARK: Folding
 
+    /// The first `count` values of a frame's `bands` or `peaks`.
     static func bands(_ values: InlineArray<256, Float>, count: Int) -> [Float] {
         (0..<min(max(count, 0), AnalysisFrame.maximumBandCount)).map { values[$0] }
     }
