@@ -21,7 +21,12 @@ final class TmuxSession {
 
     deinit { stop() }
 
-    func stop() { run(["kill-server"], output: false) }
+    /// Kills the private server and removes its socket file (tmux 3.3 leaves it behind).
+    func stop() {
+        run(["kill-server"], output: false)
+        let directory = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
+        unlink("\(directory)/tmux-\(getuid())/\(socket)")
+    }
 
     /// The pane's text (no escape codes unless `escapes`), one line per row, trailing blanks cut.
     func capture(escapes: Bool = false) -> String {
