@@ -11,12 +11,16 @@ struct AnalyzeCommand: ParsableCommand {
         discussion: """
             Reads any format libsndfile reads (WAV, AIFF, FLAC, Ogg, MP3, …), mixes all channels \
             to mono, and runs exactly the analysis of the live JACK client: the same bands, \
-            peaks, levels and pitch, at the same output rate (60 frames per second by \
-            default; output.rate_hz in a preset). Each JSON line is
+            peaks, levels, pitch, onsets, tempo and beats, at the same output rate (60 frames \
+            per second by default; output.rate_hz in a preset). Each JSON line is
               {"time": s, "bands": [0..1, …], "peaks": [0..1, …],
                "level": {"rms": 0..1, "peak": 0..1, "dbfs": dB, "vu": 0..1},
-               "pitch": {"hz", "midi", "note", "cents", "confidence"} or null}
-            The schema and the CSV columns are described in docs/analyze.md.
+               "pitch": {"hz", "midi", "note", "cents", "confidence"} or null,
+               "onset": strength 0..1 or null,
+               "tempo": {"bpm", "confidence", "phase"} or null,
+               "beat": {"time": s, "count", "in_bar"} or null}
+            A key is left out when a preset turns its analysis off (pitch.enabled, \
+            rhythm.enabled). The schema and the CSV columns are described in docs/analyze.md.
 
             Errors are one line on standard error naming the file, and a non-zero exit status.
             """

@@ -1,7 +1,7 @@
 import ArgumentParser
 import SpectrumLive
 
-/// How `run` and `tune` join the JACK graph (see docs/live.md).
+/// How `run`, `monitor` and `tune` join the JACK graph (see docs/live.md).
 struct JackOptions: ParsableArguments {
     @Option(name: [.customLong("server"), .customShort("s")], help: ArgumentHelp(
         "JACK server name (default: $JACK_DEFAULT_SERVER or 'default'). A server is never started.", valueName: "name"))

@@ -7,7 +7,7 @@ import Synchronization
 import SpectrumCore
 
 /// A running live analysis: the JACK client, the OSC publisher draining its frames, and the
-/// latest frame for a terminal display. Used by `run` and `tune` on the main thread.
+/// latest frame for a terminal display. Used by `run`, `monitor` and `tune` on the main thread.
 final class LiveSession: @unchecked Sendable {
     let client: LiveClient
     let publisher: FramePublisher

@@ -14,9 +14,11 @@ struct RunCommand: ParsableCommand {
         discussion: """
             Joins a running JACK server (it never starts one), analyses the input inside the \
             process callback, and sends one OSC bundle per frame (60 per second by default) to \
-            every --osc target: 128 bands, peaks, grouped bands for lights, level, pitch and a \
-            status message once per second. `spectrum osc-spec` prints the address space. \
-            A one-line summary shows what is being sent. Stop with Ctrl-C (exit 0). If the \
+            every --osc target: 128 bands, peaks, grouped bands for lights, level, pitch, \
+            onsets, the tempo (BPM) and beat phase, and a status message once per second; every \
+            beat also goes out at once as a /beat message (count, beat in the bar, BPM). `spectrum osc-spec` prints the address space. \
+            A one-line summary shows what is being sent (`spectrum monitor` is the full-screen \
+            view); the last line gives the JACK callback's own time against the period. Stop with Ctrl-C (exit 0). If the \
             JACK server goes away, spectrum keeps its outputs up (no frames; /status/server \
             says the server is lost), reconnects as soon as the server is back, and restores \
             its connections, including those made by others; --no-reconnect exits 1 instead. \
@@ -149,6 +151,7 @@ struct RunCommand: ParsableCommand {
         let nonFinite = session.snapshot.frame.nonFiniteSampleCount
         let totals = "\(statistics.framesPublished) frames sent, \(status.framesDropped) dropped, \(status.xruns) xruns, \(errors) send errors\(health)"
             + (nonFinite > 0 ? ", \(nonFinite) non-finite input samples (NaN or infinite, analysed as 0)" : "")
+            + "; " + LiveSummary.callbackCost(status)
         switch ending {
         case .signal, .duration:
             FileHandle.standardError.write(Data("spectrum: stopped: \(totals)\n".utf8))

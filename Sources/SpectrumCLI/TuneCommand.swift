@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import SpectrumCore
 import SpectrumDSP
 import SpectrumOutput
 
@@ -26,8 +27,13 @@ struct TuneCommand: ParsableCommand {
     @OptionGroup(title: "Analysis") var analysis: AnalysisOverrides
 
     func run() throws {
+        if let reason = TerminalScreen.unusableReason() {
+            throw oneLineFailure("spectrum: tune: \(reason); `spectrum run` prints a line summary instead")
+        }
         let configuration: AnalysisConfiguration
         let session: LiveSession
+        // Before the session: its threads inherit the blocked SIGWINCH.
+        let terminal = TerminalScreen()
         do {
             configuration = try analysis.apply(to: presetOptions.loadConfiguration())
             guard configuration.pitch.enabled else {
@@ -40,17 +46,16 @@ struct TuneCommand: ParsableCommand {
         } catch {
             throw oneLineFailure("spectrum: \(error)")
         }
-        let terminal = TerminalScreen()
         let screen = TunerScreen(referenceHz: configuration.pitch.referenceHz,
                                  silenceGateDecibels: Float(configuration.pitch.silenceGateDecibels),
-                                 clientName: session.client.clientName)
+                                 clientName: session.client.clientName, colours: ColourSupport.detect())
         terminal.enter()
         // The sources are re-read twice a second: the musician may patch in (or out) with
         // another JACK tool while the tuner runs.
         var sources = session.client.connectedSources
         var refreshesUntilSources = 0
         let ending = session.run(durationSeconds: nil, refreshSeconds: 0.05) { snapshot in
-            if terminal.readKey().map({ $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") }) == true {
+            if terminal.readKeys().contains(where: { $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") }) {
                 StopSignal.request()
             }
             if refreshesUntilSources == 0 {
@@ -58,7 +63,8 @@ struct TuneCommand: ParsableCommand {
                 refreshesUntilSources = 10
             }
             refreshesUntilSources -= 1
-            terminal.draw(screen.lines(snapshot, sources: sources, size: terminal.size()))
+            _ = terminal.takeResize()
+            terminal.draw(screen.lines(snapshot.frame, sources: sources, size: terminal.size))
         }
         terminal.leave()
         if case .serverShutDown = ending {
@@ -72,34 +78,39 @@ struct TunerScreen {
     let referenceHz: Double
     let silenceGateDecibels: Float
     let clientName: String
+    let colours: ColourSupport
 
     static let width = 78
 
     /// `sources`: the ports now connected to the tuner's input.
-    func lines(_ snapshot: LiveSession.Snapshot, sources: [String], size: (columns: Int, rows: Int)) -> [String] {
-        let pitch = snapshot.frame.pitch
-        let level = snapshot.frame.level
+    func lines(_ frame: AnalysisFrame, sources: [String], size: (columns: Int, rows: Int)) -> [String] {
+        let pitch = frame.pitch
+        let level = frame.level
         var lines: [String] = []
         let input = sources.isEmpty ? "no input connected" : "in: " + sources.joined(separator: ", ")
         lines.append(Self.spread("Spectrum tuner  \(clientName)", "A4 = \(String(format: "%g", referenceHz)) Hz   \(input)"))
         lines.append("")
         if let name = pitch.noteName {
-            let colour = Self.colour(cents: pitch.cents)
-            for row in BigFont.render(name) { lines.append(Self.centre(colour + row + Self.reset, visibleWidth: row.count)) }
+            let colour = colours == .none ? "" : Self.colour(cents: pitch.cents)
+            let reset = colours == .none ? "" : Self.reset
+            for row in BigFont.render(name) { lines.append(Self.centre(colour + row + reset, visibleWidth: row.count)) }
             lines.append("")
-            lines.append(Self.centre(Self.scale, visibleWidth: Self.scale.count))
-            let needle = Self.needle(cents: pitch.cents)
-            lines.append(Self.centre(colour + needle + Self.reset, visibleWidth: needle.count))
-            lines.append("")
+            // The scale and the needle share one left edge (the scale's), so the needle's
+            // column is the scale's column for its cents.
+            let scaleIndent = String(repeating: " ", count: Self.scaleIndent)
+            lines.append(scaleIndent + TunerScale.labels)
+            lines.append(scaleIndent + TunerScale.ticks)
+            lines.append(scaleIndent + colour + TunerScale.needle(cents: pitch.cents) + reset)
             let verdict = abs(pitch.cents) <= 5 ? "in tune" : (pitch.cents < 0 ? "flat" : "sharp")
             let readout = String(format: "%@ %+.1f cents   %.2f Hz   confidence %.2f", verdict, pitch.cents, pitch.frequencyHz, pitch.confidence)
-            lines.append(Self.centre(colour + readout + Self.reset, visibleWidth: readout.count))
+            lines.append(Self.centre(colour + readout + reset, visibleWidth: readout.count))
         } else {
             let message = level.rmsDecibels < silenceGateDecibels ? "no signal" : "no clear pitch"
             for row in BigFont.render("-") { lines.append(Self.centre(row, visibleWidth: row.count)) }
             lines.append("")
-            lines.append(Self.centre(Self.scale, visibleWidth: Self.scale.count))
-            lines.append("")
+            let scaleIndent = String(repeating: " ", count: Self.scaleIndent)
+            lines.append(scaleIndent + TunerScale.labels)
+            lines.append(scaleIndent + TunerScale.ticks)
             lines.append("")
             lines.append(Self.centre(message, visibleWidth: message.count))
         }
@@ -111,19 +122,18 @@ struct TunerScreen {
         return lines
     }
 
-    /// −50 … +50 cents, 41 columns, a tick every 25 cents.
-    static let scale = "-50       -25        0        +25       +50"
-    static func needle(cents: Float) -> String {
-        let position = Int(((min(max(cents, -50), 50) + 50) / 100 * 40).rounded()) + 1
-        return String(repeating: " ", count: position) + "▲"
-    }
+    /// Where the scale starts: centred in the screen's width by the scale's own width.
+    static let scaleIndent = (width - TunerScale.width) / 2
 
     static let reset = "\u{1B}[0m"
-    static func colour(cents: Float) -> String {
+    static func colour(cents: Float) -> String { "\u{1B}[" + colourCode(cents: cents) + "m" }
+
+    /// The SGR code for a note `cents` off: green within ±5, yellow within ±15, red beyond.
+    static func colourCode(cents: Float) -> String {
         switch abs(cents) {
-        case ...5: return "\u{1B}[1;32m"
-        case ...15: return "\u{1B}[1;33m"
-        default: return "\u{1B}[1;31m"
+        case ...5: return "1;32"
+        case ...15: return "1;33"
+        default: return "1;31"
         }
     }
 
@@ -135,6 +145,48 @@ struct TunerScreen {
         let room = width - left.count - right.count
         guard room > 0 else { return String((left + "  " + right).prefix(width)) }
         return left + String(repeating: " ", count: room) + right
+    }
+}
+
+/// The tuner's cents scale and its needle, as text with one shared left edge: −50 … +50 cents,
+/// 2 cents a column, a tick and a label every 10 cents. The needle for `c` cents stands in
+/// column `column(cents: c)` of the scale's own text, under the tick for `c` when `c` is a
+/// multiple of 10. Pure; any thread.
+enum TunerScale {
+    static let centsPerColumn: Float = 2
+    static let markStepCents = 10
+    /// Room left of the −50 tick for its label's sign.
+    static let margin = 1
+    /// Up to the end of the "+50" label, centred on the last tick.
+    static let width = column(cents: 50) + 2
+
+    /// The column (from the scale's left edge) of `cents`, clamped to −50 … +50.
+    static func column(cents: Float) -> Int {
+        let cents = cents.isFinite ? min(max(cents, -50), 50) : 0
+        return margin + Int(((cents + 50) / centsPerColumn).rounded())
+    }
+
+    /// "-50  -40 …   0  +10 … +50": each label centred on its tick's column.
+    static let labels: String = {
+        var row = [Character](repeating: " ", count: width)
+        for cents in stride(from: -50, through: 50, by: markStepCents) {
+            let label = Array(cents == 0 ? "0" : String(format: "%+d", cents))
+            let start = column(cents: Float(cents)) - label.count / 2
+            for (offset, character) in label.enumerated() where (0..<width).contains(start + offset) { row[start + offset] = character }
+        }
+        return String(row).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+    }()
+
+    /// A rule with a mark under each label, the one at 0 heavier.
+    static let ticks: String = {
+        var row = [Character](repeating: "─", count: column(cents: 50) + 1)
+        for index in 0..<margin { row[index] = " " }
+        for cents in stride(from: -50, through: 50, by: markStepCents) { row[column(cents: Float(cents))] = cents == 0 ? "╋" : "┼" }
+        return String(row)
+    }()
+
+    static func needle(cents: Float) -> String {
+        String(repeating: " ", count: column(cents: cents)) + "▲"
     }
 }
 
@@ -164,53 +216,5 @@ enum BigFont {
 
     static func render(_ text: String) -> [String] {
         (0..<5).map { row in text.map { glyphs[$0]?[row] ?? "     " }.joined(separator: " ") }
-    }
-}
-
-/// The terminal as a full screen: alternate screen, hidden cursor, keys without Enter; all
-/// restored by `leave()`.
-final class TerminalScreen {
-    private var savedAttributes = termios()
-    private var isRaw = false
-
-    func enter() {
-        if isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &savedAttributes) == 0 {
-            var raw = savedAttributes
-            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-            withUnsafeMutableBytes(of: &raw.c_cc) { bytes in
-                bytes[Int(VMIN)] = 0
-                bytes[Int(VTIME)] = 0
-            }
-            isRaw = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0
-        }
-        writeStandardOutput("\u{1B}[?1049h\u{1B}[?25l\u{1B}[2J")
-    }
-
-    func leave() {
-        writeStandardOutput("\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
-        if isRaw { tcsetattr(STDIN_FILENO, TCSANOW, &savedAttributes) }
-        isRaw = false
-    }
-
-    /// A key pressed since the last call, if any (never blocks).
-    func readKey() -> UInt8? {
-        guard isRaw else { return nil }
-        var byte: UInt8 = 0
-        return read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
-    }
-
-    func size() -> (columns: Int, rows: Int) { Self.size() }
-
-    /// Standard output's terminal size; 80×24 when it is not a terminal.
-    static func size() -> (columns: Int, rows: Int) {
-        var window = winsize()
-        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0 else { return (80, 24) }
-        return (Int(window.ws_col), Int(window.ws_row))
-    }
-
-    static func columns() -> Int { size().columns }
-
-    func draw(_ lines: [String]) {
-        writeStandardOutput("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J")
     }
 }

@@ -213,6 +213,8 @@ import Testing
         (["run", "--duration", "-1"], "spectrum: --duration -1.0: expected a number of seconds above 0"),
         (["run", "--rate", "-5"], "spectrum: --rate -5.0: expected 10 to 240 frames per second"),
         (["tune", "--reference", "-440"], "spectrum: --reference -440.0: expected 415 to 466 Hz"),
+        (["monitor", "--mode", "waves"], "spectrum: --mode waves: expected bars or spectrogram"),
+        (["monitor", "--channels", "0"], "spectrum: --channels 0: expected 1 to 64"),
         (["analyze", "x.wav", "--preset", "/dev/null"], "/dev/null: expected a readable YAML preset file, got a character device (such as /dev/null), not a regular file"),
         (["run", "--rig", "/", "--duration", "1"], "spectrum: /: expected a readable YAML rig or preset file, got a directory"),
     ])

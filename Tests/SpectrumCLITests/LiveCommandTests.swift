@@ -180,38 +180,13 @@ import Testing
     }
 
     @Test func theTunerShowsTheNoteInTmux() throws {
-        let tmux = ["/usr/bin/tmux", "/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let tmuxPath = try #require(tmux, "tmux is installed by scripts/install-deps")
         let server = try PrivateJackServer()
         defer { server.stop() }
         let tone = try ToneClient(serverName: server.name, frequencyHz: 110, amplitude: 0.4) // A2
         defer { tone.stop() }
-        let session = "spectrum-tune-\(getpid())"
-        /// Runs tmux through popen/pclose (fork, exec, waitpid). Not Foundation's Process:
-        /// `tmux new-session -d` forks the tmux server and exits at once, and Process's exit
-        /// monitoring sometimes missed that exit and waited forever (seen twice here).
-        func tmuxRun(_ arguments: [String], output wantsOutput: Bool = true) throws -> String {
-            let quoted = ([tmuxPath] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-            let line = quoted.joined(separator: " ") + " 2>/dev/null </dev/null"
-            guard wantsOutput else {
-                // No pipe at all: the server that new-session forks must not inherit one.
-                _ = system(line + " >/dev/null")
-                return ""
-            }
-            guard let pipe = popen(line, "r") else { return "" }
-            var output = Data()
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = fread(&buffer, 1, buffer.count, pipe)
-                if count <= 0 { break }
-                output.append(contentsOf: buffer[0..<count])
-            }
-            pclose(pipe)
-            return String(decoding: output, as: UTF8.self)
-        }
         let command = "\(SpectrumProcess.executableURL.path) tune --server \(server.name) --connect \(tone.outputPortName); echo TUNER-EXITED $?; sleep 10"
-        _ = try tmuxRun(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command], output: false)
-        defer { _ = try? tmuxRun(["kill-session", "-t", session], output: false) }
+        let tmux = try TmuxSession(command, columns: 80, rows: 24, tag: "tune")
+        defer { tmux.stop() }
 
         // The first readout may still be converging (a fresh CI clone once showed 109.77 Hz):
         // capture until three consecutive readouts, 0.4 s apart end to end, agree within
@@ -223,7 +198,7 @@ import Testing
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
             usleep(200_000)
-            screen = try tmuxRun(["capture-pane", "-p", "-t", session])
+            screen = tmux.capture()
             guard let frequencyHz = Self.tunerReadoutHz(screen) else {
                 readouts.removeAll()
                 continue
@@ -244,13 +219,8 @@ import Testing
         #expect(screen.contains("A4 = 440 Hz"), "\(screen)")
         #expect(screen.split(separator: "\n").allSatisfy { $0.count <= 80 })
 
-        _ = try tmuxRun(["send-keys", "-t", session, "q"], output: false)
-        var exited = ""
-        let exitDeadline = Date().addingTimeInterval(5)
-        while Date() < exitDeadline, !exited.contains("TUNER-EXITED") {
-            usleep(100_000)
-            exited = try tmuxRun(["capture-pane", "-p", "-t", session])
-        }
+        tmux.sendKeys("q")
+        let exited = tmux.waitForScreen(seconds: 5) { $0.contains("TUNER-EXITED") }
         #expect(exited.contains("TUNER-EXITED 0"), "q must quit with status 0 and restore the screen: \(exited)")
     }
 }
