@@ -252,19 +252,20 @@ struct Citizenship {
         defer { server.stop() }
         let client = try LiveClient(configuration: liveConfiguration(server: server, connections: .physicalCapture))
         defer { client.stop() }
-        let frames = await collect(10, from: client)
+        let frames = await collect(30, from: client)
         let now = LiveClient.currentTimeMicroseconds()
         let last = try #require(frames.last)
         let latency = UInt64(client.status().captureLatencyMicroseconds)
         #expect(latency > 0)
         #expect(last.captureTimeMicroseconds <= now)
         #expect(last.captureTimeMicroseconds + 1_000_000 > now, "frame \(now - last.captureTimeMicroseconds) µs old")
-        // One hop (800 frames at 48 kHz = 16.7 ms) apart: the median to within 1 ms; each step
-        // within a period (5.3 ms) plus the DLL's jitter, which the dummy driver on a loaded
-        // machine (or an RTSan build) stretches past 3 ms now and then.
+        // One hop (800 frames at 48 kHz = 16.7 ms) apart, not a period (5.3 ms) more or less: the
+        // median of 29 steps to within 2.5 ms (JACK's time filter on the dummy driver of a loaded
+        // machine drifts by up to ~1.7 ms over ten hops, seen at load 12); each step within a
+        // period plus the filter's jitter, which an RTSan build stretches past 3 ms now and then.
         let deltas = zip(frames, frames.dropFirst()).map { Double($1.captureTimeMicroseconds) - Double($0.captureTimeMicroseconds) }
         let median = deltas.sorted()[deltas.count / 2]
-        #expect(abs(median - 16_667) < 1_000, "median \(median) µs between frames: \(deltas)")
+        #expect(abs(median - 16_667) < 2_500, "median \(median) µs between frames: \(deltas)")
         #expect(deltas.allSatisfy { abs($0 - 16_667) < 10_000 }, "\(deltas) µs between frames")
     }
 
