@@ -69,7 +69,7 @@ let package = Package(
         // MARK: Benchmarks (scripts/bench)
         .executableTarget(
             name: "SpectrumBench",
-            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumLive", "SpectrumOutput", "SpectrumPresets", "SpectrumTestSupport", "CJack"]
+            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumLive", "SpectrumOutput", "SpectrumPresets", "SpectrumTestSupport", "SpectrumWeb", "CJack"]
         ),
 
         // MARK: Tests

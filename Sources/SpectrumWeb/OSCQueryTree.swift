@@ -87,6 +87,8 @@ public final class OSCQueryTree: Sendable {
         var object: [String: Any] = ["FULL_PATH": node.fullPath]
         if let method = node.method {
             object.merge(attributes(method, path: node.fullPath, values: values)) { $1 }
+        } else {
+            object["ACCESS"] = Access.none.rawValue
         }
         if !node.children.isEmpty || node.method == nil {
             var contents: [String: Any] = [:]

@@ -103,6 +103,7 @@ public final class WebServer: @unchecked Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let http = HTTPHandler(hub: hub)
+                    let boundHTTP = NIOLoopBound(http, eventLoop: channel.eventLoop)
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: 1 << 16,
                         shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
@@ -114,7 +115,7 @@ public final class WebServer: @unchecked Sendable {
                         })
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                            context.pipeline.syncOperations.removeHandler(http, promise: nil)
+                            context.pipeline.syncOperations.removeHandler(boundHTTP.value, promise: nil)
                         }))
                     try channel.pipeline.syncOperations.addHandler(http)
                 }
@@ -173,8 +174,7 @@ public final class WebServer: @unchecked Sendable {
         }
         let captureMicroseconds = frame.captureTimeMicroseconds
         let hub = self.hub
-        nonisolated(unsafe) let sendable = (view, messages)
-        eventLoop.execute { hub.deliver(view: sendable.0, messages: sendable.1, captureMicroseconds: captureMicroseconds) }
+        eventLoop.execute { [messages] in hub.deliver(view: view, messages: messages, captureMicroseconds: captureMicroseconds) }
     }
 
     /// Called on the event-loop thread with the capture time of each view frame when its write
@@ -476,8 +476,9 @@ final class WebSocketHandler: ChannelInboundHandler {
             let code = data.readWebSocketErrorCode() ?? .normalClosure
             var reply = context.channel.allocator.buffer(capacity: 2)
             reply.write(webSocketErrorCode: code)
+            let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: reply))).whenComplete { _ in
-                context.close(promise: nil)
+                channel.close(promise: nil)
             }
         case .ping:
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
