@@ -21,8 +21,11 @@ enum WebCost {
         let descriptor: Int32
         let bytes = Atomic<Int>(0)
 
-        init(port: Int) throws {
+        init(port: Int, receiveBufferBytes: Int32? = nil) throws {
             descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            if var size = receiveBufferBytes {
+                _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -106,7 +109,8 @@ enum WebCost {
             client.drain()
             clients.append(client)
         }
-        let stuckClient = stuck ? try Client(port: web.boundPort) : nil
+        // Stuck: reads nothing, with a small receive window (a phone that went to sleep).
+        let stuckClient = stuck ? try Client(port: web.boundPort, receiveBufferBytes: 4096) : nil
         defer {
             for client in clients { client.close() }
             stuckClient?.close()

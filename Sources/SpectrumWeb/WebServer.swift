@@ -99,6 +99,10 @@ public final class WebServer: @unchecked Sendable {
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // A fixed kernel send buffer (no autotuning to megabytes): a stuck client holds at
+            // most this much (about 90 view frames) before its frames are dropped, not seconds of
+            // stale frames that it would show late.
+            .childChannelOption(.socketOption(.so_sndbuf), value: WebServer.socketSendBufferBytes)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -130,6 +134,9 @@ public final class WebServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// SO_SNDBUF of every client socket.
+    public static let socketSendBufferBytes = 128 * 1024
 
     /// The event-loop thread's name (`/proc/PID/task/TID/comm`).
     public static let threadName = "spectrum-web"
