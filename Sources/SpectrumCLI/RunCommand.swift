@@ -21,7 +21,10 @@ struct RunCommand: ParsableCommand {
             says the server is lost), reconnects as soon as the server is back, and restores \
             its connections, including those made by others; --no-reconnect exits 1 instead. \
             Under a session manager (NSM_URL set), the session's client id is the JACK name and \
-            its state is kept in the session (docs/deploy.md).
+            its state is kept in the session (docs/deploy.md). \
+            With --http, a web view (bars, curve, circular, spectrogram, 3D surface, waveform, \
+            level, tuner, tempo) is served at http://HOST:PORT/ for any browser, and OSCQuery \
+            on the same port lets VJ tools discover the addresses (docs/web.md).
 
             Examples:
               spectrum run --osc 127.0.0.1:9000

@@ -338,12 +338,11 @@ final class ClientHub: @unchecked Sendable {
         info["NAME"] = configuration.name
         info["OSC_TRANSPORT"] = "UDP"
         info["EXTENSIONS"] = extensions
+        // Where Spectrum receives OSC: the control input. Without --control nothing does, so no
+        // OSC_PORT; a wildcard host is left out (the client then uses the host it asked).
         if let control = configuration.control {
-            info["OSC_IP"] = control.host
+            if !["0.0.0.0", "::", ""].contains(control.host) { info["OSC_IP"] = control.host }
             info["OSC_PORT"] = Int(control.port)
-        } else {
-            // Nothing receives OSC without --control; the host is still where the data comes from.
-            info["OSC_IP"] = configuration.host
         }
         return info
     }
