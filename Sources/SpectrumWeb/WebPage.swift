@@ -41,6 +41,10 @@ enum WebPage {
   #phasefill { height: 100%; width: 0; background: #f5a623; }
   #hint { color: var(--dim); font-size: 11px; }
   @media (max-width: 700px) {
+    header { gap: 4px; padding: 5px; }
+    header h1 { display: none; }
+    header button { padding: 5px 7px; font-size: 13px; }
+    #conn { display: none; }
     main { flex-direction: column; }
     aside { width: auto; flex-direction: row; flex-wrap: wrap; gap: 10px; padding: 8px; }
     aside > section { flex: 1 1 140px; }
@@ -267,7 +271,7 @@ function drawSurface(ridgelines) {
   const ca = Math.cos(camera.azimuth), sa = Math.sin(camera.azimuth), ce = Math.cos(camera.elevation), se = Math.sin(camera.elevation);
   const eye = [camera.distance * ce * sa, camera.distance * se, camera.distance * ce * ca];
   const fwd = norm([-eye[0], 0.25 - eye[1], -eye[2]]), right = norm(cross(fwd, [0, 1, 0])), up = cross(right, fwd);
-  const focal = 1.4 * Math.min(W, H);
+  const focal = (W / H < 1 ? 1.1 : 1.4) * Math.min(W, H);   // portrait (a phone): farther, so the rotated mesh fits
   const light = norm([0.4, 1.0, 0.6]);
   // Grid points: x = frequency −1..1, y = amplitude, z = time (oldest −1 at the back, newest +1 in front).
   const P = [];
@@ -355,6 +359,10 @@ function setMode(next) {
   if (decodeURIComponent(location.hash.slice(1)) !== mode) window.history.replaceState(null, "", "#" + mode);
 }
 for (const b of document.querySelectorAll("header button")) b.addEventListener("click", () => setMode(b.dataset.mode));
+window.addEventListener("hashchange", () => {                 // a link or bookmark to #mode
+  const wanted = decodeURIComponent(location.hash.slice(1));
+  if (MODES.includes(wanted) && wanted !== mode) setMode(wanted);
+});
 window.addEventListener("keydown", (e) => {
   const keys = { "1": "bars", "2": "curve", "3": "circular", "4": "spectrogram", "5": mode === "surface" ? "surface+" : "surface", "6": "waveform" };
   if (keys[e.key]) setMode(keys[e.key]);

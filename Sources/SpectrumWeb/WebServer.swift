@@ -194,7 +194,7 @@ public final class WebServer: @unchecked Sendable {
     public var statistics: WebStatistics { hub.statistics.withLock { $0 } }
 
     static func describe(_ error: Error) -> String {
-        if let error = error as? IOError { return "\(error.description)" }
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
         return "\(error)"
     }
 }
