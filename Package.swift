@@ -97,6 +97,10 @@ let package = Package(
             dependencies: ["SpectrumSession", "SpectrumTestSupport"]
         ),
         .testTarget(
+            name: "SpectrumWebTests",
+            dependencies: ["SpectrumWeb", "SpectrumCore", "SpectrumOutput", "SpectrumControl", "SpectrumTestSupport"]
+        ),
+        .testTarget(
             name: "SpectrumControlTests",
             dependencies: ["SpectrumControl", "CLo"]
         ),

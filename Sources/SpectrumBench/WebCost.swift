@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SpectrumCore
 import SpectrumOutput
+import SpectrumTestSupport
 import SpectrumWeb
 import Synchronization
 
@@ -15,51 +16,6 @@ import Synchronization
 /// every frame written to a reading client's socket, the time from its push (leaving the JACK
 /// side) to the completion of the write (`WebServer.sentObserver`).
 enum WebCost {
-    /// One WebSocket client as a browser connects: an HTTP upgrade on a plain socket, then the
-    /// frames are read and thrown away (or, stuck, never read at all).
-    final class Client: @unchecked Sendable {
-        let descriptor: Int32
-        let bytes = Atomic<Int>(0)
-
-        init(port: Int, receiveBufferBytes: Int32? = nil) throws {
-            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            if var size = receiveBufferBytes {
-                _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-            }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            guard connected else { throw BenchError("web client: connect failed (errno \(errno))") }
-            let request = "GET /view HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-            _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
-            var response = [UInt8](repeating: 0, count: 512)
-            let length = recv(descriptor, &response, response.count, 0)
-            guard length > 12, String(decoding: response[0..<12], as: UTF8.self) == "HTTP/1.1 101" else {
-                throw BenchError("web client: no 101 Switching Protocols")
-            }
-        }
-
-        /// Reads everything until the socket closes (on its own thread).
-        func drain() {
-            let thread = Thread { [self] in
-                var buffer = [UInt8](repeating: 0, count: 65_536)
-                while true {
-                    let length = recv(descriptor, &buffer, buffer.count, 0)
-                    guard length > 0 else { return }
-                    bytes.add(length, ordering: .relaxed)
-                }
-            }
-            thread.start()
-        }
-
-        func close() { shutdown(descriptor, Int32(SHUT_RDWR)); Glibc.close(descriptor) }
-    }
-
     /// Latencies in µs, appended on the event-loop thread.
     final class Latencies: @unchecked Sendable {
         let values = Mutex<[Double]>([])
@@ -103,14 +59,14 @@ enum WebCost {
         try publisher.start()
         defer { publisher.stop() }
 
-        var clients: [Client] = []
+        var clients: [RawWebSocketClient] = []
         for _ in 0..<clientCount {
-            let client = try Client(port: web.boundPort)
+            let client = try RawWebSocketClient(port: web.boundPort)
             client.drain()
             clients.append(client)
         }
         // Stuck: reads nothing, with a small receive window (a phone that went to sleep).
-        let stuckClient = stuck ? try Client(port: web.boundPort, receiveBufferBytes: 4096) : nil
+        let stuckClient = stuck ? try RawWebSocketClient(port: web.boundPort, receiveBufferBytes: 4096) : nil
         defer {
             for client in clients { client.close() }
             stuckClient?.close()

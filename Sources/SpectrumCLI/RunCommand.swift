@@ -168,6 +168,10 @@ struct RunCommand: ParsableCommand {
         let nonFinite = session.snapshot.frame.nonFiniteSampleCount
         let totals = "\(statistics.framesPublished) frames sent, \(status.framesDropped) dropped, \(status.xruns) xruns, \(errors) send errors\(health)"
             + (nonFinite > 0 ? ", \(nonFinite) non-finite input samples (NaN or infinite, analysed as 0)" : "")
+            + (session.web.map { web in
+                let counts = web.statistics
+                return ", web: \(counts.framesSent) frames to pages, \(counts.framesDropped) dropped for slow ones, \(counts.oscMessagesSent) OSC messages to listeners"
+            } ?? "")
         switch ending {
         case .signal, .duration:
             FileHandle.standardError.write(Data("spectrum: stopped: \(totals)\n".utf8))
