@@ -100,7 +100,7 @@ public final class WebServer: @unchecked Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             // A fixed kernel send buffer (no autotuning to megabytes): a stuck client holds at
-            // most this much (about 90 view frames) before its frames are dropped, not seconds of
+            // most this much (Linux doubles it: about 80 view frames) before its frames are dropped, not seconds of
             // stale frames that it would show late.
             .childChannelOption(.socketOption(.so_sndbuf), value: WebServer.socketSendBufferBytes)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
