@@ -61,10 +61,13 @@ struct WebViewTests {
     }
 
     @Test func theWebViewDrawsEveryModeFromTheFramesAndRequestsNothingOutside() throws {
-        let shots = FileManager.default.temporaryDirectory.appendingPathComponent("spectrum-web-shots-\(getpid())")
-        defer { try? FileManager.default.removeItem(at: shots) }
+        // SPECTRUM_WEB_SHOTS=DIR keeps the screenshots there to look at; otherwise they stay
+        // (in the temporary directory) only when the check failed.
+        let kept = ProcessInfo.processInfo.environment["SPECTRUM_WEB_SHOTS"]
+        let shots = kept.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory.appendingPathComponent("spectrum-web-shots-\(getpid())")
         let result = try Self.check(["view", "http://127.0.0.1:\(Self.httpPort)/", "--tone-hz", String(Self.toneHz), "--shots", shots.path])
-        #expect(result.status == 0, "\(result.output)")
+        if result.status == 0, kept == nil { try? FileManager.default.removeItem(at: shots) }
+        #expect(result.status == 0, "\(result.output)\nscreenshots: \(shots.path)")
         #expect(result.output.contains("ok: bars: the tallest column"), "\(result.output)")
         #expect(result.output.contains("requests of the page went to the server"), "\(result.output)")
     }

@@ -4,8 +4,8 @@ with the venv of scripts/web-test-env.
 
   web_check.py view URL --tone-hz F --shots DIR
       headless Chromium over the DevTools protocol: the six modes (and surface+) switched with
-      the keys and a button, a screenshot of each with frames and without (the WebSocket
-      blocked); each differs from the empty page and from the others; in bars mode the tallest
+      the keys and a button, a screenshot of each with frames and without (the page's
+      WebSocket never connecting); each differs from the empty page and from the others; in bars mode the tallest
       column is the tone's band; every request the page made went to the server.
   web_check.py oscquery URL --name NAME --control-port P --spectrum BINARY
       python-oscquery reads HOST_INFO and nodes (service info built by hand for 127.0.0.1),
@@ -186,15 +186,20 @@ def check_view(arguments):
     os.makedirs(arguments.shots, exist_ok=True)
     browser = Browser()
     try:
-        # The empty page: the same page with its WebSocket blocked, in every mode.
-        browser.call("Network.setBlockedURLs", urls=["*/view"])
+        # The empty page: the same page whose WebSocket never connects (DevTools' URL blocking
+        # does not apply to WebSockets, so the constructor is replaced before the page loads).
+        stub = browser.call("Page.addScriptToEvaluateOnNewDocument",
+                            source="window.WebSocket = class { constructor() {} send() {} close() {} };")
         empty = {}
         for key, mode in MODES:
             browser.call("Page.navigate", url=base + "#" + mode)
             browser.pump(1.0)
             empty[mode] = browser.screenshot(os.path.join(arguments.shots, f"empty-{mode.replace('+', '-plus')}.png"))
-        browser.call("Network.setBlockedURLs", urls=[])
+        if browser.evaluate("framesSeen") != 0:
+            fail("the empty page received frames: the stub did not hold its WebSocket back")
+        browser.call("Page.removeScriptToEvaluateOnNewDocument", identifier=stub["identifier"])
 
+        browser.call("Page.navigate", url="about:blank")
         browser.call("Page.navigate", url=base)
         deadline = time.time() + 20
         while (browser.evaluate("framesSeen") or 0) < 60:
