@@ -10,6 +10,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: System libraries (module.modulemap + shim.h each)
@@ -45,12 +46,22 @@ let package = Package(
         .target(name: "SpectrumControl", dependencies: ["CLo"]),
         /// Frames → OSC bundles (liblo) on a publisher thread; never on the real-time thread.
         .target(name: "SpectrumOutput", dependencies: ["SpectrumCore", "CLo"]),
+        /// The web view and OSCQuery (`--http`): HTTP + WebSocket on swift-nio, its own event-loop
+        /// thread, fed by the publisher thread; never on the JACK thread.
+        .target(
+            name: "SpectrumWeb",
+            dependencies: [
+                "SpectrumCore", "SpectrumOutput", "SpectrumControl",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
 
         // MARK: Command line
         .executableTarget(
             name: "SpectrumCLI",
             dependencies: [
-                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput", "SpectrumControl", "SpectrumSession",
+                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput", "SpectrumControl", "SpectrumSession", "SpectrumWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -58,7 +69,7 @@ let package = Package(
         // MARK: Benchmarks (scripts/bench)
         .executableTarget(
             name: "SpectrumBench",
-            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumLive", "SpectrumOutput", "SpectrumPresets", "SpectrumTestSupport", "CJack"]
+            dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumLive", "SpectrumOutput", "SpectrumPresets", "SpectrumTestSupport", "SpectrumWeb", "CJack"]
         ),
 
         // MARK: Tests
@@ -84,6 +95,10 @@ let package = Package(
         .testTarget(
             name: "SpectrumSessionTests",
             dependencies: ["SpectrumSession", "SpectrumTestSupport"]
+        ),
+        .testTarget(
+            name: "SpectrumWebTests",
+            dependencies: ["SpectrumWeb", "SpectrumCore", "SpectrumOutput", "SpectrumControl", "SpectrumTestSupport"]
         ),
         .testTarget(
             name: "SpectrumControlTests",

@@ -6,6 +6,7 @@
 //   SpectrumBench latency [BURSTS]    audio in → OSC out, tone bursts, period 256
 //   SpectrumBench beats [SECONDS]     click → /beat out, periods 64 and 256, with and without the beat mailbox
 //   SpectrumBench publisher [FRAMES] publisher cost per frame: spectrum, ola, qlcplus rigs, 4 loopback targets
+//   SpectrumBench web [SECONDS]      publisher → 4 OSC targets and 10 WebSocket clients (+1 stuck) at 60 Hz: CPU, push → WebSocket write
 //   SpectrumBench process [SECONDS]  whole `spectrum run` process, CPU per thread (binary: $SPECTRUM or .build/release/spectrum)
 //   SpectrumBench reconnect [RESTARTS] `spectrum run` through JACK server restarts (binary: $SPECTRUM or .build/release/spectrum)
 //   SpectrumBench wakeups [SECONDS]  CPU cost of an idle thread's wake-ups on this machine
@@ -23,6 +24,7 @@ do {
     case "latency": print(try Latency.table(period: 256, bursts: Int(count ?? 20)))
     case "beats": print(try BeatDelay.table(periods: [64, 256], seconds: count ?? 15))
     case "publisher": print(try PublisherCost.table(framesPerRig: Int(count ?? 20_000)))
+    case "web": print(try WebCost.table(seconds: count ?? 20))
     case "process":
         let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
         print(try ProcessCost.table(spectrum: spectrum, seconds: count ?? 30))
@@ -34,7 +36,7 @@ do {
         try rhythmDiagnostics(sampleRates: [44_100, 48_000, 96_000], tempos: [70, 100, 120, 128, 140, 174],
                               patterns: [.clicks, .rock, .fourOnTheFloor, .syncopated], seconds: 10)
     default:
-        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency, beats, publisher, process, reconnect, wakeups or rhythm\n".utf8))
+        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency, beats, publisher, web, process, reconnect, wakeups or rhythm\n".utf8))
         exit(2)
     }
 } catch {

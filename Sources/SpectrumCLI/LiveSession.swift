@@ -3,6 +3,7 @@ import Glibc
 import SpectrumDSP
 import SpectrumLive
 import SpectrumOutput
+import SpectrumWeb
 import Synchronization
 import SpectrumCore
 
@@ -11,6 +12,8 @@ import SpectrumCore
 final class LiveSession: @unchecked Sendable {
     let client: LiveClient
     let publisher: FramePublisher
+    /// The web view and OSCQuery (`--http`), fed from the publisher thread.
+    let web: WebServer?
     private let latest = LatestFrame()
 
     /// What the display shows: the newest frame and the counters.
@@ -29,9 +32,16 @@ final class LiveSession: @unchecked Sendable {
         case serverShutDown
     }
 
-    /// Opens the client (activated and connected) and starts the publisher. Throws errors whose
-    /// description is one line.
-    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration) throws {
+    /// Where `--http` listens, and the control input it names in OSCQuery.
+    struct WebOptions {
+        var host: String
+        var port: Int
+        var control: (host: String, port: UInt16)?
+    }
+
+    /// Opens the client (activated and connected), the web server if asked, and starts the
+    /// publisher. Throws errors whose description is one line.
+    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil) throws {
         var configuration = LiveConfiguration()
         configuration.clientName = jack.name
         configuration.serverName = jack.server
@@ -45,6 +55,19 @@ final class LiveSession: @unchecked Sendable {
         var osc = osc
         osc.sampleRateHz = client.sampleRateHz
         osc.bandCentreFrequenciesHz = analysis.spectrum.bandCentreFrequenciesHz
+        let web: WebServer?
+        do {
+            web = try webOptions.map { options in
+                try WebServer(configuration: WebServerConfiguration(
+                    host: options.host, port: options.port, name: client.clientName,
+                    addressSpace: osc.addressSpace(bandCount: osc.bandCount), control: options.control,
+                    sampleRateHz: client.sampleRateHz, bandCentreFrequenciesHz: analysis.spectrum.bandCentreFrequenciesHz))
+            }
+        } catch {
+            client.stop()
+            throw error
+        }
+        self.web = web
         do {
             publisher = try FramePublisher(
                 configuration: osc, ring: client.frames, beats: client.beats,
@@ -58,9 +81,13 @@ final class LiveSession: @unchecked Sendable {
                                            serverRunning: status.serverLostSeconds == nil, reconnections: status.reconnections,
                                            serverLostSeconds: Float(status.serverLostSeconds ?? 0))
                 },
-                frameObserver: { frame in latest.store(frame) })
+                frameObserver: { frame in
+                    latest.store(frame)
+                    web?.publish(frame)
+                })
             try publisher.start()
         } catch {
+            web?.stop()
             client.stop()
             throw error
         }
@@ -70,6 +97,7 @@ final class LiveSession: @unchecked Sendable {
     func stop() {
         client.stop()
         publisher.stop()
+        web?.stop()
     }
 
     var snapshot: Snapshot {
@@ -100,6 +128,7 @@ final class LiveSession: @unchecked Sendable {
         client.stop()
         publisher.flush()
         publisher.stop()
+        web?.stop()
         return ending
     }
 }

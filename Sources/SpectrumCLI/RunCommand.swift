@@ -23,13 +23,17 @@ struct RunCommand: ParsableCommand {
             says the server is lost), reconnects as soon as the server is back, and restores \
             its connections, including those made by others; --no-reconnect exits 1 instead. \
             Under a session manager (NSM_URL set), the session's client id is the JACK name and \
-            its state is kept in the session (docs/deploy.md).
+            its state is kept in the session (docs/deploy.md). \
+            With --http, a web view (bars, curve, circular, spectrogram, 3D surface, waveform, \
+            level, tuner, tempo) is served at http://HOST:PORT/ for any browser, and OSCQuery \
+            on the same port lets VJ tools discover the addresses (docs/web.md).
 
             Examples:
               spectrum run --osc 127.0.0.1:9000
               spectrum run --name kick --prefix /kick --connect system:capture_1 \\
                 --osc 192.168.1.20:7700
               spectrum run --osc 239.0.0.1:9000 --osc-interface eth0 --preset stage
+              spectrum run --http 8080            # then open http://127.0.0.1:8080/
             """
     )
 
@@ -49,10 +53,18 @@ struct RunCommand: ParsableCommand {
         valueName: "[host:]port"))
     var control: String?
 
+    @Option(name: .customLong("http"), help: ArgumentHelp(
+        "Serve the web view and OSCQuery on [HOST:]PORT (host 127.0.0.1 unless given; 0.0.0.0 for phones on the LAN): the page at /, frames over a WebSocket, the address space as OSCQuery JSON (docs/web.md).",
+        valueName: "[host:]port"))
+    var http: String?
+
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration \(duration): expected a number of seconds above 0") }
         if let control, Self.controlEndpoint(control) == nil {
             throw ValidationError("--control \(control): expected [HOST:]PORT with a port from 1 to 65535, e.g. 7771 or 127.0.0.1:7771")
+        }
+        if let http, Self.controlEndpoint(http) == nil {
+            throw ValidationError("--http \(http): expected [HOST:]PORT with a port from 1 to 65535, e.g. 8080 or 0.0.0.0:8080")
         }
     }
 
@@ -82,7 +94,9 @@ struct RunCommand: ParsableCommand {
             configuration = try managed?.loadState(commandLine: commandLine, commandLinePreset: presetOptions.presetPath()) ?? commandLine
             let presetPath = try managed?.stateURL.path ?? presetOptions.presetPath()
             publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
-            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration)
+            let controlEndpoint = control.flatMap(Self.controlEndpoint)
+            let web = http.flatMap(Self.controlEndpoint).map { LiveSession.WebOptions(host: $0.host, port: Int($0.port), control: controlEndpoint) }
+            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration, web: web)
         } catch {
             managed?.refuse(.general, "\(error)")
             throw oneLineFailure("spectrum: \(error)")
@@ -102,6 +116,8 @@ struct RunCommand: ParsableCommand {
             controlServer?.start()
         }
         report(session, jack: jack, control: controlServer, managed: managed)
+        let announcement = session.web.map { ServiceAnnouncement(web: $0) }
+        defer { announcement?.stop() }
         var summary = LiveSummary(targetCount: publisherConfiguration.targets.count)
         let ending = session.run(durationSeconds: duration, refreshSeconds: 0.1) { snapshot in
             summary.controlNote = applier.lastReply.withLock { $0 }.map { ($0.accepted ? "ctl ok: " : "ctl error: ") + $0.text }
@@ -134,6 +150,9 @@ struct RunCommand: ParsableCommand {
                 return "\(target) (rig \(rig.name)\(rig.name == Rig.spectrumName ? " under \(configuration.prefix)" : ""))"
             }.joined(separator: ", "))
         }
+        if let web = session.web {
+            lines.append("spectrum: web view at \(web.url) (OSCQuery on the same port)")
+        }
         if let control {
             lines.append("spectrum: taking OSC control on \(control.host):\(control.port) under \(configuration.prefix)/control/")
         }
@@ -151,6 +170,10 @@ struct RunCommand: ParsableCommand {
         let nonFinite = session.snapshot.frame.nonFiniteSampleCount
         let totals = "\(statistics.framesPublished) frames sent, \(status.framesDropped) dropped, \(status.xruns) xruns, \(errors) send errors\(health)"
             + (nonFinite > 0 ? ", \(nonFinite) non-finite input samples (NaN or infinite, analysed as 0)" : "")
+            + (session.web.map { web in
+                let counts = web.statistics
+                return ", web: \(counts.framesSent) frames to pages, \(counts.framesDropped) dropped for slow ones, \(counts.oscMessagesSent) OSC messages to listeners"
+            } ?? "")
             + "; " + LiveSummary.callbackCost(status)
         switch ending {
         case .signal, .duration:

@@ -36,6 +36,37 @@ public struct ControlReply: Equatable, Sendable {
     public var line: String { "\(address): " + (accepted ? text : "rejected: \(text)") }
 }
 
+/// One control address, for discovery (OSCQuery): what `ControlServer` accepts there.
+public struct ControlAddress: Sendable, Equatable {
+    /// The part after `<prefix>/control/`, e.g. `reference`.
+    public var name: String
+    /// The OSC type tags it takes ("" for none), e.g. "ff".
+    public var typeTags: String
+    /// Each argument's accepted range (nil: not a number, or any value).
+    public var ranges: [ClosedRange<Double>?]
+    /// Each argument's unit.
+    public var units: [String]
+    public var description: String
+
+    /// The control addresses, in the order of docs/osc.md; the ranges are the ones `ControlServer` checks.
+    public static let all: [ControlAddress] = [
+        ControlAddress(name: "relearn", typeTags: "", ranges: [], units: [], description: "Forget the tempo and learn it again (like kill -USR1)."),
+        ControlAddress(name: "tap", typeTags: "", ranges: [], units: [], description: "Tap tempo: from the second tap, the tempo is learnt again near the tapped one."),
+        ControlAddress(name: "reference", typeTags: "f", ranges: [referenceRangeHz], units: ["Hz"], description: "Tuner reference pitch A4."),
+        ControlAddress(name: "lead_ms", typeTags: "f", ranges: [leadRangeMilliseconds], units: ["ms"], description: "Report beats this much early."),
+        ControlAddress(name: "bpm_range", typeTags: "ff", ranges: [minimumBPMRange, maximumBPMRange], units: ["BPM", "BPM"],
+                       description: "Tempo range: minimum below maximum."),
+        ControlAddress(name: "preset", typeTags: "s", ranges: [nil], units: ["name or path"], description: "Load a preset by name or path."),
+        ControlAddress(name: "blackout", typeTags: "i", ranges: [0...1], units: ["1 = black out, 0 = resume"],
+                       description: "1: every output gets one all-zero frame, then nothing; 0: resume."),
+    ]
+
+    public static let referenceRangeHz: ClosedRange<Double> = 415...466
+    public static let leadRangeMilliseconds: ClosedRange<Double> = 0...500
+    public static let minimumBPMRange: ClosedRange<Double> = 30...300
+    public static let maximumBPMRange: ClosedRange<Double> = 40...400
+}
+
 /// Counters of the control input; any thread may read them.
 public struct ControlStatistics: Equatable, Sendable {
     /// Datagrams read from the socket.
@@ -218,11 +249,11 @@ public final class ControlServer: @unchecked Sendable {
         switch name {
         case "relearn": command = .success(.relearn)
         case "tap": command = .success(.tap(secondsSinceStart: Date().timeIntervalSince(started)))
-        case "reference": command = number(arguments, in: 415...466, unit: "Hz").map(ControlCommand.referenceHz)
-        case "lead_ms": command = number(arguments, in: 0...500, unit: "ms").map(ControlCommand.leadMilliseconds)
+        case "reference": command = number(arguments, in: ControlAddress.referenceRangeHz, unit: "Hz").map(ControlCommand.referenceHz)
+        case "lead_ms": command = number(arguments, in: ControlAddress.leadRangeMilliseconds, unit: "ms").map(ControlCommand.leadMilliseconds)
         case "bpm_range":
             if arguments.count == 2, let low = arguments[0].number, let high = arguments[1].number {
-                if !(30...300).contains(low) || !(40...400).contains(high) || !(low < high) {
+                if !ControlAddress.minimumBPMRange.contains(low) || !ControlAddress.maximumBPMRange.contains(high) || !(low < high) {
                     command = .failure(ControlRejection("expected a minimum of 30 to 300 BPM below a maximum of 40 to 400 BPM, got \(Self.format(low)) \(Self.format(high))"))
                 } else {
                     command = .success(.bpmRange(minimum: low, maximum: high))

@@ -102,6 +102,18 @@ public struct OSCArgumentSpec: Sendable, Equatable {
     }
 }
 
+extension OSCArgumentSpec {
+    /// The numeric bounds written in `range` when it reads "MIN..MAX" (e.g. `0..1`, `−120..+24`,
+    /// the last range of `0 or 60..180`); nil for open or textual ranges (`≥ 0`, `text`). Derived
+    /// from the same text `spectrum osc-spec` prints, so OSCQuery's RANGE cannot drift from it.
+    public var numericBounds: ClosedRange<Double>? {
+        let lastAlternative = range.split(separator: " ").last.map(String.init) ?? range
+        let parts = lastAlternative.replacing("\u{2212}", with: "-").replacing("+", with: "").split(separator: "..", omittingEmptySubsequences: false)
+        guard parts.count == 2, let low = Double(parts[0]), let high = Double(parts[1]), low <= high else { return nil }
+        return low...high
+    }
+}
+
 /// One address of the table.
 public struct OSCAddressEntry: Sendable, Equatable {
     public var kind: OSCMessageKind

@@ -1,0 +1,63 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A WebSocket client as a browser connects, on a plain loopback socket: the HTTP upgrade, then
+/// everything the server sends is read and counted (not parsed), or, for a stuck client, never
+/// read at all. For tests and benchmarks of the web server. Thread-safe.
+public final class RawWebSocketClient: @unchecked Sendable {
+    public let descriptor: Int32
+    /// Bytes read after the upgrade.
+    public let bytes = Atomic<Int>(0)
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Connects to 127.0.0.1:`port` and upgrades `path`; `receiveBufferBytes` shrinks the
+    /// socket's receive window (a stuck phone).
+    public init(port: Int, path: String = "/view", receiveBufferBytes: Int32? = nil) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBufferBytes {
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { throw Failure(description: "connect to 127.0.0.1:\(port) failed (errno \(errno))") }
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
+        // The 101 response alone (the server sends nothing else before it).
+        var response: [UInt8] = []
+        var byte: UInt8 = 0
+        while !response.suffix(4).elementsEqual([13, 10, 13, 10]), response.count < 4096, recv(descriptor, &byte, 1, 0) == 1 {
+            response.append(byte)
+        }
+        guard String(decoding: response.prefix(12), as: UTF8.self) == "HTTP/1.1 101" else {
+            throw Failure(description: "no 101 Switching Protocols: \(String(decoding: response, as: UTF8.self))")
+        }
+    }
+
+    /// Reads and counts everything until the socket closes, on a thread of its own.
+    public func drain() {
+        let thread = Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let length = recv(descriptor, &buffer, buffer.count, 0)
+                guard length > 0 else { break }
+                bytes.add(length, ordering: .relaxed)
+            }
+        }
+        thread.start()
+    }
+
+    public func close() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        Glibc.close(descriptor)
+    }
+}

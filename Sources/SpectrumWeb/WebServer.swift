@@ -1,0 +1,515 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+import SpectrumControl
+import SpectrumCore
+import SpectrumOutput
+import Synchronization
+
+/// What `--http` serves and tells.
+public struct WebServerConfiguration: Sendable {
+    /// Host to listen on (`127.0.0.1` unless `--http` names one).
+    public var host: String
+    /// TCP port; 0 picks a free one (tests).
+    public var port: Int
+    /// OSCQuery NAME and the page's title: the JACK client name.
+    public var name: String
+    /// The address space the publisher sends (prefix, bands, groups, rate).
+    public var addressSpace: OSCAddressSpace
+    /// The control input, if `--control` is given: its addresses are read-write in the tree and
+    /// its port is OSCQuery's OSC_PORT.
+    public var control: (host: String, port: UInt16)?
+    public var sampleRateHz: Double
+    /// Centre frequency of each band, for the page's axis and tuner band.
+    public var bandCentreFrequenciesHz: [Double]
+    /// Frames that may wait in one client's socket before its next frames are dropped.
+    public var maximumPendingFramesPerClient = 4
+
+    public init(host: String, port: Int, name: String, addressSpace: OSCAddressSpace, control: (host: String, port: UInt16)?,
+                sampleRateHz: Double, bandCentreFrequenciesHz: [Double]) {
+        self.host = host
+        self.port = port
+        self.name = name
+        self.addressSpace = addressSpace
+        self.control = control
+        self.sampleRateHz = sampleRateHz
+        self.bandCentreFrequenciesHz = bandCentreFrequenciesHz
+    }
+}
+
+/// Counters of the web output; any thread may read them.
+public struct WebStatistics: Sendable, Equatable {
+    /// WebSocket clients connected now: the page's (`/view`) and OSCQuery's.
+    public var viewClients = 0
+    public var queryClients = 0
+    /// View frames written to a client socket, summed over clients.
+    public var framesSent = 0
+    /// View frames not sent to a client because its socket was still full (a slow client).
+    public var framesDropped = 0
+    /// OSC messages streamed to OSCQuery listeners, and those dropped for a slow listener.
+    public var oscMessagesSent = 0
+    public var oscMessagesDropped = 0
+    /// HTTP requests answered, and those answered 404.
+    public var httpRequests = 0
+    public var notFound = 0
+}
+
+/// The web output (`--http`): one HTTP + WebSocket server (swift-nio) on one event-loop thread
+/// that serves the web view at `/`, streams frames to it over the WebSocket at `/view`, and
+/// answers OSCQuery (HOST_INFO, the namespace, LISTEN/IGNORE over a WebSocket at any other
+/// path). Fed by `publish(_:)` on the publisher thread, which only encodes and hands over:
+/// it never waits for a client. A client whose socket still holds
+/// `maximumPendingFramesPerClient` frames, or is over the write-buffer high-water mark, gets
+/// no new frame until it catches up (counted in `framesDropped`).
+public final class WebServer: @unchecked Sendable {
+    public let configuration: WebServerConfiguration
+    public let tree: OSCQueryTree
+    /// The port actually bound (the configured one, or the one picked for 0).
+    public let boundPort: Int
+
+    private let group: MultiThreadedEventLoopGroup
+    private let eventLoop: EventLoop
+    private let serverChannel: Channel
+    private let hub: ClientHub
+    /// Publisher thread only.
+    private let stream: OSCMessageStream
+    private var viewBytes: [UInt8]
+
+    /// Binds and starts serving. Throws one line naming `--http` and the cause.
+    public init(configuration: WebServerConfiguration) throws {
+        self.configuration = configuration
+        tree = OSCQueryTree(addressSpace: configuration.addressSpace, controls: configuration.control == nil ? [] : ControlAddress.all)
+        stream = try OSCMessageStream(addressSpace: configuration.addressSpace)
+        viewBytes = Array(repeating: 0, count: ViewFrameEncoder.byteCount(bandCount: configuration.addressSpace.bandCount))
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        eventLoop = group.next()
+        // Named so that per-thread tools (top -H, the benchmark) can tell it from the others.
+        eventLoop.execute {
+            let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if comm >= 0 {
+                _ = WebServer.threadName.withCString { write(comm, $0, strlen($0)) }
+                close(comm)
+            }
+        }
+        let hub = ClientHub(configuration: configuration, tree: tree, eventLoop: eventLoop)
+        self.hub = hub
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // A fixed kernel send buffer (no autotuning to megabytes): a stuck client holds at
+            // most this much (Linux doubles it: about 80 view frames) before its frames are dropped, not seconds of
+            // stale frames that it would show late.
+            .childChannelOption(.socketOption(.so_sndbuf), value: WebServer.socketSendBufferBytes)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let http = HTTPHandler(hub: hub)
+                    let boundHTTP = NIOLoopBound(http, eventLoop: channel.eventLoop)
+                    let upgrader = NIOWebSocketServerUpgrader(
+                        maxFrameSize: 1 << 16,
+                        shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
+                        upgradePipelineHandler: { channel, head in
+                            channel.eventLoop.makeCompletedFuture {
+                                let kind: WebClient.Kind = head.uri.split(separator: "?").first == "/view" ? .view : .query
+                                try channel.pipeline.syncOperations.addHandler(WebSocketHandler(hub: hub, kind: kind))
+                            }
+                        })
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                            context.pipeline.syncOperations.removeHandler(boundHTTP.value, promise: nil)
+                        }))
+                    try channel.pipeline.syncOperations.addHandler(http)
+                }
+            }
+        do {
+            serverChannel = try bootstrap.bind(host: configuration.host, port: configuration.port).wait()
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw WebServerError("--http \(configuration.host):\(configuration.port): cannot listen (\(Self.describe(error)))")
+        }
+        boundPort = serverChannel.localAddress?.port ?? configuration.port
+    }
+
+    deinit { stop() }
+
+    /// SO_SNDBUF of every client socket.
+    public static let socketSendBufferBytes = 128 * 1024
+
+    /// The event-loop thread's name (`/proc/PID/task/TID/comm`).
+    public static let threadName = "spectrum-web"
+
+    /// The page's address, e.g. `http://127.0.0.1:8080/`.
+    public var url: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "http://\(host):\(boundPort)/"
+    }
+
+    /// Closes every connection and the listening socket and joins the thread. Safe to call twice.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        try? serverChannel.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    private let stopped = Atomic<Bool>(false)
+
+    /// Called on the publisher thread with each frame after the OSC targets got it. Encodes it
+    /// for the page (when a page is connected) and renders the listened OSC messages (when
+    /// someone listens), keeps the latest frame for VALUE, and hands everything to the event
+    /// loop. Never waits for a client.
+    public func publish(_ frame: borrowing AnalysisFrame) {
+        let latest = copy frame
+        hub.latestFrame.withLock { $0 = latest }
+        let wantsView = hub.viewClientCount.load(ordering: .relaxed) > 0
+        let listened = hub.listenedAddresses.withLock { $0 }
+        guard wantsView || !listened.isEmpty else { return }
+        var view: ByteBuffer?
+        if wantsView {
+            viewBytes.withUnsafeMutableBytes { ViewFrameEncoder.encode(latest, into: $0) }
+            view = ByteBuffer(bytes: viewBytes)
+        }
+        var messages: [(address: String, bytes: ByteBuffer)] = []
+        if !listened.isEmpty {
+            stream.render(latest) { message in
+                if let address = OSCMessageStream.address(of: message), listened.contains(address) {
+                    messages.append((address, ByteBuffer(bytes: message)))
+                }
+            }
+        }
+        let captureMicroseconds = frame.captureTimeMicroseconds
+        let hub = self.hub
+        eventLoop.execute { [messages] in hub.deliver(view: view, messages: messages, captureMicroseconds: captureMicroseconds) }
+    }
+
+    /// Called on the event-loop thread with the capture time of each view frame when its write
+    /// to one client completed. Set before frames flow.
+    public var sentObserver: (@Sendable (UInt64) -> Void)? {
+        get { hub.sentObserver.withLock { $0 } }
+        set { hub.sentObserver.withLock { $0 = newValue } }
+    }
+
+    public var statistics: WebStatistics { hub.statistics.withLock { $0 } }
+
+    static func describe(_ error: Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
+    }
+}
+
+public struct WebServerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// One WebSocket client; event-loop thread only.
+final class WebClient {
+    enum Kind { case view, query }
+    let channel: Channel
+    let kind: Kind
+    var listening: Set<String> = []
+    /// Frames (or OSC messages) written but not yet completed.
+    var pending = 0
+
+    init(channel: Channel, kind: Kind) {
+        self.channel = channel
+        self.kind = kind
+    }
+}
+
+/// The state the handlers share: clients (event-loop thread), the latest frame and the
+/// listened addresses (read by the publisher thread), counters (any thread).
+final class ClientHub: @unchecked Sendable {
+    let configuration: WebServerConfiguration
+    let tree: OSCQueryTree
+    let eventLoop: EventLoop
+    let page: ByteBuffer
+    let latestFrame = Mutex(AnalysisFrame())
+    let listenedAddresses = Mutex<Set<String>>([])
+    let viewClientCount = Atomic<Int>(0)
+    let statistics = Mutex(WebStatistics())
+    let sentObserver = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
+    /// Event-loop thread only.
+    private var clients: [ObjectIdentifier: WebClient] = [:]
+    /// For VALUE: renders the latest frame on the event-loop thread.
+    private let valueStream: OSCMessageStream?
+
+    init(configuration: WebServerConfiguration, tree: OSCQueryTree, eventLoop: EventLoop) {
+        self.configuration = configuration
+        self.tree = tree
+        self.eventLoop = eventLoop
+        page = ByteBuffer(string: WebPage.html)
+        valueStream = try? OSCMessageStream(addressSpace: configuration.addressSpace)
+    }
+
+    // MARK: Clients (event-loop thread)
+
+    func add(_ client: WebClient) {
+        clients[ObjectIdentifier(client.channel)] = client
+        if client.kind == .view { viewClientCount.add(1, ordering: .relaxed) }
+        countClients()
+    }
+
+    func remove(_ channel: Channel) {
+        guard let client = clients.removeValue(forKey: ObjectIdentifier(channel)) else { return }
+        if client.kind == .view { viewClientCount.subtract(1, ordering: .relaxed) }
+        updateListened()
+        countClients()
+    }
+
+    func client(_ channel: Channel) -> WebClient? { clients[ObjectIdentifier(channel)] }
+
+    private func countClients() {
+        let views = clients.values.filter { $0.kind == .view }.count
+        statistics.withLock {
+            $0.viewClients = views
+            $0.queryClients = clients.count - views
+        }
+    }
+
+    func updateListened() {
+        let all = clients.values.reduce(into: Set<String>()) { $0.formUnion($1.listening) }
+        listenedAddresses.withLock { $0 = all }
+    }
+
+    func deliver(view: ByteBuffer?, messages: [(address: String, bytes: ByteBuffer)], captureMicroseconds: UInt64) {
+        var sent = 0, dropped = 0, oscSent = 0, oscDropped = 0
+        let observer = sentObserver.withLock { $0 }
+        let onWritten: (@Sendable () -> Void)? = observer.map { observer in { @Sendable in observer(captureMicroseconds) } }
+        for client in clients.values {
+            switch client.kind {
+            case .view:
+                guard let view else { continue }
+                if write(view, to: client, onWritten: onWritten) { sent += 1 } else { dropped += 1 }
+            case .query:
+                for message in messages where client.listening.contains(message.address) {
+                    if write(message.bytes, to: client, onWritten: nil) { oscSent += 1 } else { oscDropped += 1 }
+                }
+            }
+        }
+        statistics.withLock {
+            $0.framesSent += sent
+            $0.framesDropped += dropped
+            $0.oscMessagesSent += oscSent
+            $0.oscMessagesDropped += oscDropped
+        }
+    }
+
+    /// Writes one binary message unless the client is behind; false when dropped.
+    private func write(_ bytes: ByteBuffer, to client: WebClient, onWritten: (@Sendable () -> Void)?) -> Bool {
+        guard client.channel.isActive else { return false }
+        guard client.pending < configuration.maximumPendingFramesPerClient, client.channel.isWritable else { return false }
+        client.pending += 1
+        let frame = WebSocketFrame(fin: true, opcode: .binary, data: bytes)
+        let promise = eventLoop.makePromise(of: Void.self)
+        nonisolated(unsafe) let unsafeClient = client
+        promise.futureResult.whenComplete { result in
+            unsafeClient.pending -= 1
+            if case .success = result { onWritten?() }
+        }
+        client.channel.writeAndFlush(frame, promise: promise)
+        return true
+    }
+
+    // MARK: OSCQuery
+
+    /// The latest arguments of each output address (event-loop thread).
+    func latestValues() -> [String: [Any]] {
+        guard let valueStream else { return [:] }
+        let frame = latestFrame.withLock { $0 }
+        var values: [String: [Any]] = [:]
+        valueStream.render(frame) { message in
+            if let address = OSCMessageStream.address(of: message), let arguments = OSCMessageArguments.decode(Array(message)) {
+                values[address] = arguments
+            }
+        }
+        return values
+    }
+
+    func hostInfo() -> [String: Any] {
+        let extensions: [String: Bool] = [
+            "ACCESS": true, "VALUE": true, "RANGE": true, "DESCRIPTION": true, "UNIT": true, "LISTEN": true,
+            "TAGS": false, "EXTENDED_TYPE": false, "CRITICAL": false, "CLIPMODE": false,
+            "PATH_CHANGED": false, "PATH_RENAMED": false, "PATH_ADDED": false, "PATH_REMOVED": false,
+        ]
+        var info: [String: Any] = [:]
+        info["NAME"] = configuration.name
+        info["OSC_TRANSPORT"] = "UDP"
+        info["EXTENSIONS"] = extensions
+        // Where Spectrum receives OSC: the control input. Without --control nothing does, so no
+        // OSC_PORT; a wildcard host is left out (the client then uses the host it asked).
+        if let control = configuration.control {
+            if !["0.0.0.0", "::", ""].contains(control.host) { info["OSC_IP"] = control.host }
+            info["OSC_PORT"] = Int(control.port)
+        }
+        return info
+    }
+}
+
+/// Plain HTTP: the page, HOST_INFO, the namespace; 404 for anything else.
+final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let hub: ClientHub
+    private var request: HTTPRequestHead?
+
+    init(hub: ClientHub) { self.hub = hub }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): request = head
+        case .body: break
+        case .end:
+            guard let head = request else { return }
+            request = nil
+            respond(to: head, context: context)
+        }
+    }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        hub.statistics.withLock { $0.httpRequests += 1 }
+        guard head.method == .GET || head.method == .HEAD else {
+            send(status: .methodNotAllowed, type: "text/plain; charset=utf-8", body: ByteBuffer(string: "GET only\n"), head: head, context: context)
+            return
+        }
+        let parts = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var path = String(parts.first ?? "/")
+        let query = parts.count > 1 ? String(parts[1]) : nil
+        if path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        let acceptsHTML = head.headers["Accept"].contains { $0.contains("text/html") }
+        if query == nil, path == "/" && acceptsHTML || path == "/index.html" {
+            send(status: .ok, type: "text/html; charset=utf-8", body: hub.page, head: head, context: context)
+            return
+        }
+        if query == "HOST_INFO" {
+            sendJSON(hub.hostInfo(), head: head, context: context)
+            return
+        }
+        guard let node = hub.tree.node(at: path) else {
+            hub.statistics.withLock { $0.notFound += 1 }
+            send(status: .notFound, type: "text/plain; charset=utf-8", body: ByteBuffer(string: "no such path: \(path)\n"), head: head, context: context)
+            return
+        }
+        let values = hub.latestValues()
+        if let query {
+            // One attribute: `/spectrum/level?VALUE`.
+            let attributes = node.method.map { hub.tree.attributes($0, path: node.fullPath) { values[$0] } } ?? [:]
+            let all = attributes.merging(["FULL_PATH": node.fullPath]) { $1 }
+            guard let value = all[query] else {
+                send(status: .noContent, type: "text/plain", body: ByteBuffer(), head: head, context: context)
+                return
+            }
+            sendJSON([query: value], head: head, context: context)
+            return
+        }
+        sendJSON(hub.tree.json(node) { values[$0] }, head: head, context: context)
+    }
+
+    private func sendJSON(_ object: [String: Any], head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        send(status: .ok, type: "application/json", body: ByteBuffer(bytes: data), head: head, context: context)
+    }
+
+    private func send(status: HTTPResponseStatus, type: String, body: ByteBuffer, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: type)
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.add(name: "Cache-Control", value: "no-store")
+        let keepAlive = head.isKeepAlive
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if head.method != .HEAD, body.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        let done = context.writeAndFlushPromise()
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
+        if !keepAlive {
+            let channel = context.channel
+            done.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
+
+private extension ChannelHandlerContext {
+    func writeAndFlushPromise() -> EventLoopPromise<Void> { eventLoop.makePromise() }
+}
+
+/// One WebSocket connection: the page's (`/view`: a hello, then frames) or OSCQuery's (LISTEN
+/// and IGNORE commands as JSON text, binary OSC out).
+final class WebSocketHandler: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let hub: ClientHub
+    private let kind: WebClient.Kind
+
+    init(hub: ClientHub, kind: WebClient.Kind) {
+        self.hub = hub
+        self.kind = kind
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        hub.add(WebClient(channel: context.channel, kind: kind))
+        if kind == .view {
+            let configuration = hub.configuration
+            let hello: [String: Any] = [
+                "type": "hello", "format": 1, "name": configuration.name,
+                "bandCount": configuration.addressSpace.bandCount, "outputRateHz": configuration.addressSpace.outputRateHz,
+                "sampleRateHz": configuration.sampleRateHz, "bandCentresHz": configuration.bandCentreFrequenciesHz,
+            ]
+            let data = (try? JSONSerialization.data(withJSONObject: hello)) ?? Data()
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: data))), promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        hub.remove(context.channel)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        hub.remove(context.channel)
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .connectionClose:
+            var data = frame.unmaskedData
+            let code = data.readWebSocketErrorCode() ?? .normalClosure
+            var reply = context.channel.allocator.buffer(capacity: 2)
+            reply.write(webSocketErrorCode: code)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: reply))).whenComplete { _ in
+                channel.close(promise: nil)
+            }
+        case .ping:
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+        case .text:
+            command(frame.unmaskedData, context: context)
+        default:
+            break
+        }
+    }
+
+    /// OSCQuery: `{"COMMAND": "LISTEN" | "IGNORE", "DATA": "/spectrum/bands"}`.
+    private func command(_ data: ByteBuffer, context: ChannelHandlerContext) {
+        guard let bytes = data.getBytes(at: data.readerIndex, length: data.readableBytes),
+              let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+              let command = object["COMMAND"] as? String, let path = object["DATA"] as? String,
+              let client = hub.client(context.channel) else { return }
+        switch command {
+        case "LISTEN": if hub.tree.methodPaths.contains(path) { client.listening.insert(path) }
+        case "IGNORE": client.listening.remove(path)
+        default: return
+        }
+        hub.updateListened()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Glibc
+import SpectrumControl
+import SpectrumCore
+import SpectrumOutput
+import SpectrumTestSupport
+import SpectrumWeb
+import Testing
+
+/// The web server in-process on 127.0.0.1 (an ephemeral port): a stuck client never holds up
+/// the publisher or the other clients; the OSCQuery tree follows the address table.
+@Suite(.serialized) struct WebServerTests {
+    static func server(control: Bool = false) throws -> WebServer {
+        try WebServer(configuration: WebServerConfiguration(
+            host: "127.0.0.1", port: 0, name: "test", addressSpace: OSCAddressSpace(), control: control ? ("127.0.0.1", 7771) : nil,
+            sampleRateHz: 48_000, bandCentreFrequenciesHz: []))
+    }
+
+    @Test func aStuckClientIsDroppedAndNeitherThePublisherNorTheOthersWait() throws {
+        let web = try Self.server()
+        defer { web.stop() }
+        let reading = try RawWebSocketClient(port: web.boundPort)
+        reading.drain()
+        let stuck = try RawWebSocketClient(port: web.boundPort, receiveBufferBytes: 4096)
+        defer { reading.close(); stuck.close() }
+        let deadline = Date().addingTimeInterval(10)
+        while web.statistics.viewClients < 2, Date() < deadline { usleep(10_000) }
+        try #require(web.statistics.viewClients == 2)
+
+        var frame = AnalysisFrame()
+        frame.bandCount = 128
+        let frameCount = 600
+        var slowestPublishSeconds = 0.0
+        for index in 0..<frameCount {
+            frame.streamFrame = Int64(index * 800)
+            let start = Date()
+            web.publish(frame)
+            slowestPublishSeconds = max(slowestPublishSeconds, Date().timeIntervalSince(start))
+            usleep(2_000)   // faster than 60 Hz: the stuck socket fills within the run
+        }
+        let frameBytes = ViewFrameEncoder.byteCount(bandCount: 128) + 4   // + the WebSocket header
+        let settle = Date().addingTimeInterval(10)
+        while reading.bytes.load(ordering: .relaxed) < frameCount * frameBytes, Date() < settle { usleep(10_000) }
+        let statistics = web.statistics
+        // publish only hands over: even on a loaded machine far under a frame's 16.7 ms.
+        #expect(slowestPublishSeconds < 0.2, "publish took \(slowestPublishSeconds) s")
+        #expect(reading.bytes.load(ordering: .relaxed) >= frameCount * frameBytes, "the reading client got \(reading.bytes.load(ordering: .relaxed)) bytes")
+        #expect(statistics.framesDropped > 0 && statistics.framesDropped < frameCount, "dropped \(statistics.framesDropped)")
+        #expect(statistics.framesSent + statistics.framesDropped == 2 * frameCount)
+    }
+
+    @Test func theTreeIsTheAddressTableWithTheControlsReadWrite() throws {
+        let space = OSCAddressSpace()
+        let tree = OSCQueryTree(addressSpace: space, controls: ControlAddress.all)
+        for entry in space.entries {
+            let node = try #require(tree.node(at: entry.address), "\(entry.address)")
+            #expect(node.method?.typeTags == entry.typeTags)
+            #expect(node.method?.access == .readOnly)
+        }
+        #expect(tree.node(at: "/spectrum/control/reference")?.method?.access == .readWrite)
+        #expect(tree.node(at: "/spectrum/control/reference")?.method?.ranges == [415...466])
+        #expect(tree.node(at: "/spectrum/control/tap")?.method?.access == .writeOnly)
+        #expect(tree.node(at: "/spectrum/level")?.children.map(\.name) == ["db"])
+        #expect(tree.node(at: "/spectrum/nothing") == nil)
+        #expect(tree.node(at: "/spectrum/bands/more") == nil)
+        let withoutControl = OSCQueryTree(addressSpace: space, controls: [])
+        #expect(withoutControl.node(at: "/spectrum/control") == nil)
+    }
+}
