@@ -121,6 +121,17 @@ class Browser:
             fail(f"page script failed: {expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
 
+    def frames_seen(self, seconds=10):
+        """The page's frame count, once its script has run (right after a navigation it has not yet)."""
+        deadline = time.time() + seconds
+        while True:
+            count = self.evaluate("typeof framesSeen === 'undefined' ? null : framesSeen")
+            if count is not None:
+                return count
+            if time.time() > deadline:
+                fail(f"the page's script did not run within {seconds} s")
+            self.pump(0.1)
+
     def screenshot(self, path):
         data = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
         with open(path, "wb") as file:
@@ -195,16 +206,16 @@ def check_view(arguments):
             browser.call("Page.navigate", url=base + "#" + mode)
             browser.pump(1.0)
             empty[mode] = browser.screenshot(os.path.join(arguments.shots, f"empty-{mode.replace('+', '-plus')}.png"))
-        if browser.evaluate("framesSeen") != 0:
+        if browser.frames_seen() != 0:
             fail("the empty page received frames: the stub did not hold its WebSocket back")
         browser.call("Page.removeScriptToEvaluateOnNewDocument", identifier=stub["identifier"])
 
         browser.call("Page.navigate", url="about:blank")
         browser.call("Page.navigate", url=base)
         deadline = time.time() + 20
-        while (browser.evaluate("framesSeen") or 0) < 60:
+        while browser.frames_seen() < 60:
             if time.time() > deadline:
-                fail(f"the page received {browser.evaluate('framesSeen')} frames in 20 s")
+                fail(f"the page received {browser.frames_seen()} frames in 20 s")
             browser.pump(0.2)
         ok("the page receives frames over its WebSocket")
 
