@@ -34,6 +34,9 @@ struct AnalyzeCommand: ParsableCommand {
     @OptionGroup(title: "Analysis")
     var presetOptions: PresetOptions
 
+    @OptionGroup(title: "Analysis")
+    var analysis: AnalysisOverrides
+
     func run() throws {
         // Checked here rather than by ArgumentParser so that the error is one line, like all others.
         guard let frameFormat = FrameFormat(rawValue: format) else {
@@ -41,7 +44,7 @@ struct AnalyzeCommand: ParsableCommand {
         }
         let configuration: AnalysisConfiguration
         do {
-            configuration = try presetOptions.loadConfiguration()
+            configuration = analysis.apply(to: try presetOptions.loadConfiguration())
         } catch {
             throw oneLineFailure(error)
         }

@@ -166,15 +166,23 @@ struct AnalysisOverrides: ParsableArguments {
     @Option(name: .customLong("reference"), parsing: .unconditional, help: ArgumentHelp("Tuner reference pitch A4 in Hz, 415–466 (default: the preset's pitch.reference_hz, 440).", valueName: "hz"))
     var referenceHz: Double?
 
+    @Option(name: .customLong("gate-db"), parsing: .unconditional, help: ArgumentHelp("A fixed tuner gate: windows quieter than this RMS level in dBFS (−120 to −10) have no note, in place of the gate relative to the input's noise floor (pitch.gate_above_noise_floor_db).", valueName: "dBFS"))
+    var gateDecibels: Double?
+
     func validate() throws {
         if let rate, !(10...240).contains(rate) { throw ValidationError("--rate \(rate): expected 10 to 240 frames per second") }
         if let referenceHz, !(415...466).contains(referenceHz) { throw ValidationError("--reference \(referenceHz): expected 415 to 466 Hz") }
+        if let gateDecibels, !(-120...(-10)).contains(gateDecibels) { throw ValidationError("--gate-db \(gateDecibels): expected -120 to -10 dBFS") }
     }
 
     func apply(to configuration: AnalysisConfiguration) -> AnalysisConfiguration {
         var result = configuration
         if let rate { result.outputRateHz = rate }
         if let referenceHz { result.pitch.referenceHz = referenceHz }
+        if let gateDecibels {
+            result.pitch.silenceGateDecibels = gateDecibels
+            result.pitch.gateAboveNoiseFloorDecibels = 0
+        }
         return result
     }
 }

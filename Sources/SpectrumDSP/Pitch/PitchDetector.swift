@@ -5,7 +5,7 @@ import SpectrumCore
 /// Fundamental frequency by normalised autocorrelation (seed 000's tuner; the correlation
 /// itself is `NormalisedAutocorrelation`).
 ///
-/// Each hop: gates (silence, a fast decay), the first key maximum of the correlation of the
+/// Each hop: gates (silence, the input's noise floor, a fast decay), the first key maximum of the correlation of the
 /// long window (2.2 periods of the lowest note), the octave hold and the mutation check, the
 /// period by parabolic interpolation, and above 150 Hz a refinement on the fundamental's phase
 /// advance (a piano's stretched partials pull the autocorrelation sharp). A short window
@@ -22,7 +22,15 @@ struct PitchDetector: ~Copyable {
     private let short: NormalisedAutocorrelation
     private let sampleRateHz: Float
     private let confidenceThreshold: Float
-    private let silenceGateRms: Float
+    /// `silenceGateDecibels` as a mean square per sample: never a note below it, and the
+    /// lowest the noise floor goes.
+    private let silenceGateMeanSquare: Float
+    /// `gateAboveNoiseFloorDecibels` as a power ratio.
+    private let gateAboveNoiseFloorRatio: Float
+    /// The input's noise floor, a mean square per sample: the quietest window, followed down
+    /// at once and up by `noiseFloorRisePerHop` (minimum tracking).
+    private var noiseFloorMeanSquare: Float
+    private let noiseFloorRisePerHop: Float
     /// Energy ratio (this hop's window / the window `decayLookbackHops` hops earlier) below which
     /// the sound is decaying too fast to tune: a drum, or a note ending.
     private let percussiveEnergyRatio: Float
@@ -64,6 +72,16 @@ struct PitchDetector: ~Copyable {
     private var measuredRatioPeriod = 0
     private var measuredRatio: Float = 0
     private var hopsSinceVoiced = 0
+
+    /// The noise floor before any window was quieter: the gate starts at the fixed −60 dBFS
+    /// of old (−66 + 6 dB), so a hum or hiss present from the start is gated as before, and
+    /// falls to the input's floor at its first quieter window (the silence before playing, a
+    /// gap between notes).
+    static let initialNoiseFloorDecibels: Float = -66
+    /// How fast the floor may rise: slowly, so a note held for 20 s, 16 dB above the floor,
+    /// still clears a 6 dB gate; a steady hum or hiss louder than the floor is reached within
+    /// a minute and stays gated from then on.
+    static let noiseFloorRiseDecibelsPerSecond = 0.5
 
     /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
     static let shortWindowLowestHz = 150.0
@@ -137,7 +155,10 @@ struct PitchDetector: ~Copyable {
     init(configuration: PitchConfiguration, sampleRateHz: Double, hopSeconds: Double) {
         self.sampleRateHz = Float(sampleRateHz)
         confidenceThreshold = Float(configuration.confidenceThreshold)
-        silenceGateRms = Float(pow(10, configuration.silenceGateDecibels / 20))
+        silenceGateMeanSquare = Float(pow(10, configuration.silenceGateDecibels / 10))
+        gateAboveNoiseFloorRatio = Float(pow(10, configuration.gateAboveNoiseFloorDecibels / 10))
+        noiseFloorMeanSquare = max(silenceGateMeanSquare, powf(10, Self.initialNoiseFloorDecibels / 10))
+        noiseFloorRisePerHop = Float(pow(10, Self.noiseFloorRiseDecibelsPerSecond * hopSeconds / 10))
         let minimumLag = max(2, Int((sampleRateHz / configuration.maximumFrequencyHz).rounded(.down)))
         long = NormalisedAutocorrelation(minimumLag: minimumLag,
                                          maximumLag: Int((sampleRateHz / configuration.minimumFrequencyHz).rounded(.up)))
@@ -181,7 +202,10 @@ struct PitchDetector: ~Copyable {
         if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0; heldHops = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
-        guard realtimeSquareRoot(energy / Float(long.windowFrames)) >= silenceGateRms else { return unvoiced() }
+        // Gates: the fixed silence gate, and the gate relative to the input's noise floor.
+        let meanSquare = energy / Float(long.windowFrames)
+        noiseFloorMeanSquare = max(silenceGateMeanSquare, min(meanSquare, noiseFloorMeanSquare * noiseFloorRisePerHop))
+        guard meanSquare >= silenceGateMeanSquare, meanSquare >= noiseFloorMeanSquare * gateAboveNoiseFloorRatio else { return unvoiced() }
 
         // 2) The correlation at every lag; the spectrum is kept for the fundamental's phase.
         pastSpectrumIndex = (pastSpectrumIndex + 1) % (phaseSpanHops + 1)
@@ -474,6 +498,7 @@ struct PitchDetector: ~Copyable {
     mutating func reset() {
         recentEnergies.fill(with: 0)
         recentEnergyIndex = 0
+        noiseFloorMeanSquare = max(silenceGateMeanSquare, _unsafePerformance { powf(10, Self.initialNoiseFloorDecibels / 10) })
         heldPeriodFrames = 0
         heldHops = 0
         _ = unvoiced()
