@@ -245,6 +245,37 @@ import SpectrumCore
         }
     }
 
+    /// A steady display: a note's first shown reading is within 5 cents of where it settles
+    /// (its reading 250 ms on), after silence, after noise and after another note.
+    @Test(arguments: sampleRates)
+    func aNotesFirstReadingIsWithinFiveCentsOfItsSettledReading(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopFrames = Int((sampleRateHz / 60).rounded())
+        let partials = [0.3, 0.2, 0.1, 0.05]
+        for note in [40, 45, 52, 57, 64, 69, 76, 81, 88] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note) + 0.13)
+            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: 0.5)
+            let before = TestSignals.harmonicTone(fundamentalHz: frequencyHz * 1.26, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: 0.3)
+            let leads: [(String, [Float])] = [
+                ("after silence", TestSignals.silence(sampleRateHz: sampleRateHz, seconds: 0.3)),
+                ("after noise", TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 0.3, amplitude: 0.3)),
+                ("after a major third up", before),
+            ]
+            for (name, lead) in leads {
+                analyzer.reset()
+                let frames = OfflineDriver.frames(&analyzer, signal: lead + tone, blockSizes: [hopFrames])
+                let start = lead.count / hopFrames
+                let settled = frames[start + 15].pitch
+                guard let first = frames[start...].first(where: { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note) - 0.13) < 1 })?.pitch else {
+                    Issue.record("MIDI \(note) \(name) at \(sampleRateHz) Hz: never shown")
+                    continue
+                }
+                let cents = 1200 * log2(Double(first.frequencyHz / settled.frequencyHz))
+                #expect(abs(cents) <= 5, "MIDI \(note) \(name) at \(sampleRateHz) Hz: first shown \(first.frequencyHz) Hz, settled \(settled.frequencyHz) Hz (\(cents) cents)")
+            }
+        }
+    }
+
     /// A legato step up to a note at or above 300 Hz: for several hops the long window still
     /// repeats at the old note's period, or at one common to both notes (a fifth up: an octave
     /// below the old note), while the short window already reads the new note; reaching its

@@ -11,8 +11,8 @@ import SpectrumCore
 /// advance (a piano's stretched partials pull the autocorrelation sharp). A short window
 /// (2.2 periods of 150 Hz, the newest 14.7 ms) answers when the long window finds no pitch — at
 /// a note's start, where it still holds what came before — overrules a lower long-window
-/// reading from 300 Hz up or a legato mixture's common period below, and confirms one it
-/// agrees with (the tracker then shows it at once), so notes above 150 Hz show sooner.
+/// reading from 300 Hz up or a legato mixture's common period below, and tells the tracker
+/// how closely it agrees with the long window (alike, a note is shown at once).
 ///
 /// `init` allocates and plans; `detect` is real-time safe.
 struct PitchDetector: ~Copyable {
@@ -107,8 +107,6 @@ struct PitchDetector: ~Copyable {
     static let lowerOctavePowerRatio: Float = 0.01
     /// A semitone: the long window reads lower than the short window by more than this.
     static let semitoneRatio: Float = 1.0595
-    /// The short window confirms the long window's reading within 50 cents (2^(1/24) − 1).
-    static let confirmationRatio: Float = 0.0293
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
@@ -237,19 +235,20 @@ struct PitchDetector: ~Copyable {
         //    hold its octave below overrules a lower long-window reading (the long window still
         //    repeats at an earlier note's period, or at a period common to it and this one);
         //    lower, it overrules a long-window period that is a multiple of its own where the
-        //    long window does not repeat at its period (a legato mixture). One within 50 cents
-        //    (`confirmationRatio`) confirms the long window's reading.
-        var confirmed = false
+        //    long window does not repeat at its period (a legato mixture). Otherwise the two
+        //    windows' difference in cents goes to the tracker: a close one says the note has
+        //    settled over the whole long window.
+        var windowDifferenceCents = Float.infinity
         if let estimate = shortWindowPitch(history: history) {
             if estimate.frequencyHz >= Self.shortWindowOverruleHz && estimate.frequencyHz > frequencyHz * Self.semitoneRatio
                 || isLegatoMixture(period: periodFrames, shortWindowPeriod: sampleRateHz / estimate.frequencyHz) {
                 return shortWindowEstimate(estimate, energyRatio: energyRatio)
             }
-            confirmed = abs(estimate.frequencyHz - frequencyHz) <= frequencyHz * Self.confirmationRatio
+            windowDifferenceCents = abs(1200 * _unsafePerformance { log2f(estimate.frequencyHz / frequencyHz) })
         }
         hold(periodFrames)
         // 6) The refinement on the fundamental's phase advance.
-        return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1), confirmed: confirmed)
+        return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1), windowDifferenceCents: windowDifferenceCents)
     }
 
     /// The short window's estimate, taken when the long window has none. `energyRatio` is the
@@ -509,8 +508,8 @@ struct PitchDetector: ~Copyable {
 struct RawPitch {
     var frequencyHz: Float
     var confidence: Float
-    /// Both windows read this pitch (the long window's reading, the short window's within
-    /// 50 cents): the tracker shows it at once.
-    var confirmed = false
+    /// |cents| between the long window's reading and the short window's (infinity when the
+    /// short window has none): both windows reading alike says the note has settled.
+    var windowDifferenceCents = Float.infinity
     static var unvoiced: RawPitch { RawPitch(frequencyHz: 0, confidence: 0) }
 }
