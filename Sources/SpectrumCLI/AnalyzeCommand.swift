@@ -44,7 +44,7 @@ struct AnalyzeCommand: ParsableCommand {
         }
         let configuration: AnalysisConfiguration
         do {
-            configuration = analysis.apply(to: try presetOptions.loadConfiguration())
+            configuration = try analysis.apply(to: presetOptions.loadConfiguration())
         } catch {
             throw oneLineFailure(error)
         }

@@ -43,7 +43,8 @@ struct TuneCommand: ParsableCommand {
         let terminal = TerminalScreen()
         let screen = TunerScreen(referenceHz: configuration.pitch.referenceHz,
                                  silenceGateDecibels: Float(configuration.pitch.silenceGateDecibels),
-                                 clientName: session.client.clientName)
+                                 clientName: session.client.clientName,
+                                 notation: analysis.notationLabel)
         terminal.enter()
         // The sources are re-read twice a second: the musician may patch in (or out) with
         // another JACK tool while the tuner runs.
@@ -72,6 +73,8 @@ struct TunerScreen {
     let referenceHz: Double
     let silenceGateDecibels: Float
     let clientName: String
+    /// The transposition, temperament and string mode in force ("Bb instrument, guitar"), or empty.
+    var notation = ""
 
     static let width = 78
 
@@ -82,22 +85,26 @@ struct TunerScreen {
         var lines: [String] = []
         let input = sources.isEmpty ? "no input connected" : "in: " + sources.joined(separator: ", ")
         lines.append(Self.spread("Spectrum tuner  \(clientName)", "A4 = \(String(format: "%g", referenceHz)) Hz   \(input)"))
-        lines.append("")
-        if let name = pitch.noteName {
-            let colour = Self.colour(cents: pitch.cents)
-            for row in BigFont.render(name) { lines.append(Self.centre(colour + row + Self.reset, visibleWidth: row.count)) }
-            lines.append("")
+        lines.append(notation.isEmpty ? "" : Self.centre(notation, visibleWidth: notation.count))
+        if let name = pitch.writtenNoteName {
+            // In string mode the target is the nearest string; otherwise the nearest note (of
+            // the temperament), shown in the player's key.
+            let target = pitch.stringName.map { "string \($0)" } ?? (pitch.writtenNoteNumber != pitch.noteNumber ? "sounding \(pitch.noteName ?? "")" : "")
+            let cents = pitch.stringName == nil ? pitch.cents : pitch.stringCents
+            let colour = Self.colour(cents: cents)
+            for row in BigFont.render(pitch.stringName ?? name) { lines.append(Self.centre(colour + row + Self.reset, visibleWidth: row.count)) }
             lines.append(Self.centre(Self.scale, visibleWidth: Self.scale.count))
-            let needle = Self.needle(cents: pitch.cents)
+            let needle = Self.needle(cents: cents)
             lines.append(Self.centre(colour + needle + Self.reset, visibleWidth: needle.count))
-            lines.append("")
-            let verdict = abs(pitch.cents) <= 5 ? "in tune" : (pitch.cents < 0 ? "flat" : "sharp")
-            let readout = String(format: "%@ %+.1f cents   %.2f Hz   confidence %.2f", verdict, pitch.cents, pitch.frequencyHz, pitch.confidence)
+            let strobe = Self.strobe(phase: pitch.strobePhase)
+            lines.append(Self.centre(colour + strobe + Self.reset, visibleWidth: strobe.count))
+            let verdict = abs(cents) <= 5 ? "in tune" : (cents < 0 ? "flat" : "sharp")
+            let readout = String(format: "%@ %+.1f cents   %.2f Hz   confidence %.2f", verdict, cents, pitch.frequencyHz, pitch.confidence)
+                + (target.isEmpty ? "" : "   " + target)
             lines.append(Self.centre(colour + readout + Self.reset, visibleWidth: readout.count))
         } else {
             let message = level.rmsDecibels < silenceGateDecibels ? "no signal" : "no clear pitch"
             for row in BigFont.render("-") { lines.append(Self.centre(row, visibleWidth: row.count)) }
-            lines.append("")
             lines.append(Self.centre(Self.scale, visibleWidth: Self.scale.count))
             lines.append("")
             lines.append("")
@@ -116,6 +123,13 @@ struct TunerScreen {
     static func needle(cents: Float) -> String {
         let position = Int(((min(max(cents, -50), 50) + 50) / 100 * 40).rounded()) + 1
         return String(repeating: " ", count: position) + "▲"
+    }
+
+    /// The strobe: a band of 41 columns, blocks of 4 on and 4 off, shifted by `phase` of its
+    /// 8-column period; it drifts right when sharp, left when flat, and stands in tune.
+    static func strobe(phase: Float) -> String {
+        let shift = Int((phase * 8).rounded(.down)) % 8
+        return "[" + String((0..<41).map { ((($0 - shift) % 8 + 8) % 8) < 4 ? "█" : " " }) + "]"
     }
 
     static let reset = "\u{1B}[0m"

@@ -114,6 +114,15 @@ public struct PitchConfiguration: Sendable, Equatable {
     public var percussiveDecayDecibelsPerSecond: Double = 60
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
+    /// Semitones the player's written note lies above the sounding one (B♭ instrument: 2, E♭
+    /// alto saxophone: 9, F horn: 7); −48…48. `PitchReading.writtenNoteNumber`.
+    public var transposeSemitones: Int = 0
+    /// The temperament: cents by which each pitch class (C = 0 … B = 11) lies above equal
+    /// temperament, A at 0 so the reference pitch stays; 12 values, or empty for equal
+    /// temperament (`Temperament` reads them from a Scala .scl file).
+    public var temperamentCents: [Double] = []
+    /// String mode: the open strings' MIDI notes, lowest first, at most 8; empty = off.
+    public var stringNotes: [Int] = []
 
     public init() {}
 }
