@@ -336,9 +336,9 @@ PITCH_RE = re.compile(r'"pitch":(null|\{[^}]*\})')
 TIME_RE = re.compile(r'^\{"time":([0-9.]+)')
 
 
-def run_spectrum(binary, entry):
+def run_spectrum(binary, entry, options=()):
     """[(time of the newest sample of the frame, Hz or 0)] from `spectrum analyze` JSON lines."""
-    out = subprocess.run([binary, "analyze", entry["path"]], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([binary, "analyze", entry["path"], *options], check=True, capture_output=True, text=True).stdout
     frames = []
     for line in out.splitlines():
         t = float(TIME_RE.match(line).group(1))
@@ -441,7 +441,7 @@ def score_file(entry, frames):
     time (s, inf if never); for no-note files: frames with and without pitch."""
     times = np.array([f[0] for f in frames])
     hz = np.array([f[1] for f in frames])
-    voiced, locks = [], []
+    voiced, locks, firsts, excursions = [], [], [], 0
     for n, note in enumerate(entry["notes"]):
         inside = (times >= note["on"] + ONSET_GUARD) & (times <= note["off"] - OFFSET_GUARD)
         steady = steady_references(note)
@@ -461,7 +461,20 @@ def score_file(entry, frames):
                 lock = times[after[j]] - note["on"]
                 break
         locks.append(lock)
-    return {"voiced": voiced, "locks": locks, "frames": len(frames), "pitched": int(np.sum(hz > 0))}
+        # The display: the first reading shown for the note (within 50 cents of its label)
+        # against where it settles (the median from 150 ms after note-on), and one-frame
+        # excursions: a frame more than 10 cents from both neighbours, which agree within 10.
+        shown = [(t, f) for t, f in zip(times[inside], hz[inside]) if f > 0]
+        settled = [f for t, f in shown if t >= note["on"] + 0.150]
+        first = next((f for t, f in zip(times[after], hz[after]) if f > 0 and abs(cents(f, note["hz"])) <= 50), None)
+        firsts.append(None if first is None or not settled else cents(first, float(np.median(settled))))
+        track = hz[inside]
+        for k in range(1, len(track) - 1):
+            a, b, c = track[k - 1], track[k], track[k + 1]
+            if a > 0 and b > 0 and c > 0 and abs(cents(a, c)) <= 10 and min(abs(cents(b, a)), abs(cents(b, c))) > 10:
+                excursions += 1
+    return {"voiced": voiced, "locks": locks, "firsts": firsts, "excursions": excursions,
+            "frames": len(frames), "pitched": int(np.sum(hz > 0))}
 
 
 def percentile(values, q):
@@ -479,7 +492,7 @@ def metrics(results, entries, select, note_select=lambda note: True):
     """Metrics over the files chosen by `select(entry)` (those a tool ran on: `results` holds
     None for the others) and their notes chosen by `note_select(note)`."""
     errors, measured_errors, steady_errors, voiced_total, locks_all, locks_high = [], [], [], 0, [], []
-    steady_total = 0
+    steady_total, excursions, firsts = 0, 0, []
     for entry, result in zip(entries, results):
         if not entry["notes"] or result is None or not select(entry):
             continue
@@ -493,6 +506,8 @@ def metrics(results, entries, select, note_select=lambda note: True):
                     measured_errors.append(measured)
                 if steady is not None:
                     steady_errors.append(steady)
+        excursions += result["excursions"] if all(chosen) else 0
+        firsts += [f for f, c in zip(result["firsts"], chosen) if c and f is not None]
         for note, lock, c in zip(entry["notes"], result["locks"], chosen):
             if not c:
                 continue
@@ -511,6 +526,8 @@ def metrics(results, entries, select, note_select=lambda note: True):
         "within5": 100 * float(np.mean(absolute <= 5)) if errors else None,
         "within10": 100 * float(np.mean(absolute <= 10)) if errors else None,
         "within50": 100 * float(np.sum(absolute <= 50)) / voiced_total if voiced_total else None,
+        "first_within5": 100 * float(np.mean(np.abs(firsts) <= 5)) if firsts else None,
+        "excursions": 1000 * excursions / voiced_total if voiced_total else None,
         "octave": 100 * octave / voiced_total if voiced_total else None,
         "recall": 100 * len(errors) / voiced_total if voiced_total else None,
         "notes": len(locks_all),
@@ -606,6 +623,10 @@ def part_report(add, res, entries, part, names):
     add("| median \\|error\\|, clean, all reported frames, vs label | " + " | ".join(fmt(cleanm[t]["median"], 2, " ¢") for t in names) + " | |")
     add(f"| lock time, clean notes > 100 Hz, median ({cleanm[S]['notes_high']} notes) | "
         + " | ".join(ms(cleanm[t]["lock_high_median"]) for t in names) + " | ≤ 50 ms |")
+    add("| a note's first shown reading within 5 ¢ of where it settles, clean (share of notes) | "
+        + " | ".join(fmt(cleanm[t]["first_within5"], 1, " %") for t in names) + " | |")
+    add("| one-frame excursions > 10 ¢ during a note, clean (per 1000 voiced frames) | "
+        + " | ".join(fmt(cleanm[t]["excursions"], 2) for t in names) + " | 0 |")
     add("| no note on noise-only files | " + " | ".join(fmt(noise[t], 2, " %") for t in names) + " | ≥ 99 % |")
     add("| no note on the GM drum kit | " + " | ".join(fmt(drums[t], 2, " %") for t in names) + " | ≥ 99 % |")
     add("| no note on digital silence | " + " | ".join(fmt(silence[t], 2, " %") for t in names) + " | 100 % |")
@@ -626,7 +647,7 @@ def part_report(add, res, entries, part, names):
         add(f"| {font} | {p[S]['voiced']} | " + " | ".join(fmt(p[t]["within50"]) for t in names) + " |")
 
 
-def report(entries, tools, command, elapsed, quick, loads, pyin_note):
+def report(entries, tools, command, elapsed, quick, loads, pyin_note, options=()):
     names = list(tools)
     lines = []
     add = lines.append
@@ -639,7 +660,7 @@ def report(entries, tools, command, elapsed, quick, loads, pyin_note):
     add("")
     add(f"- Machine: {corpus.machine()}")
     add(f"- Command: `{command}`")
-    add("- Spectrum: `spectrum analyze FILE` (release build, default preset: 38–2200 Hz, A4 = 440 Hz, hop 800 at 48 kHz, 735 at 44.1 kHz).")
+    add(f"- Spectrum: `spectrum analyze FILE{''.join(' ' + o for o in options)}` (release build, default preset: 38–2200 Hz, A4 = 440 Hz, hop 800 at 48 kHz, 735 at 44.1 kHz).")
     add(f"- aubio yin / yinfft: `{' '.join(aubio_command('yinfft', SR))} FILE` with `-p yinfast` (aubio's faster YIN, the same estimates) or `-p yinfft` "
         f"(`-H {LOW_RATE_HOP} -r {LOW_RATE}` at 44.1 kHz; aubio-tools {package_version('aubio-tools')}); its time stamp + one hop = "
         "newest sample, the same convention as Spectrum's `time`.")
@@ -684,6 +705,9 @@ def report(entries, tools, command, elapsed, quick, loads, pyin_note):
         f"strongest of the first six harmonics); a frame is steady when that pitch and its neighbours' span less than "
         f"{STEADY_CENTS:.0f} cents. Vibrato, scoops and the soundfonts' own tuning make the label no truth to a cent.")
     add("- No note: share of frames with no reported pitch in the no-note files.")
+    add("- First shown reading: the first frame after note-on within 50 cents of the label, against the median of the "
+        "note's frames from 150 ms after note-on (the settled reading). One-frame excursion: a frame of a note more than "
+        "10 cents from both neighbours while they agree within 10 cents.")
     add("")
     add("### Held-out part (MuseScore General, TimGM6mb): the headline")
     add("")
@@ -724,6 +748,9 @@ def main():
     parser.add_argument("--no-doc", action="store_true", help="print the report instead of updating the document")
     parser.add_argument("--no-pyin", action="store_true", help="skip librosa's pYIN (the slowest part)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--spectrum-option", action="append", default=[], metavar="ARG",
+                        help="an argument for `spectrum analyze` (repeat: --spectrum-option=--preset --spectrum-option=x.yaml), "
+                             "to try parameters on the tuning part")
     parser.add_argument("--command", default="scripts/accuracy-pitch")
     args = parser.parse_args()
     started = time.time()
@@ -734,7 +761,7 @@ def main():
     print(f"corpus: {len(entries)} files ({time.time() - started:.0f} s); running the tools ...", file=sys.stderr)
     with futures.ThreadPoolExecutor(args.jobs) as pool:
         frames = {
-            "Spectrum": list(pool.map(lambda e: run_spectrum(args.spectrum, e), entries)),
+            "Spectrum": list(pool.map(lambda e: run_spectrum(args.spectrum, e, args.spectrum_option), entries)),
             "aubio yin": list(pool.map(lambda e: run_aubio("yinfast", e), entries)),
             "aubio yinfft": list(pool.map(lambda e: run_aubio("yinfft", e), entries)),
         }
@@ -762,7 +789,7 @@ def main():
                               for k, n in enumerate(e["notes"])]}
                    for i, e in enumerate(entries)], handle, default=lambda v: None if v != v else v)
     body = report(entries, tools, args.command.strip(), time.time() - started, args.quick,
-                  (load_start, os.getloadavg()[0]), pyin_note)
+                  (load_start, os.getloadavg()[0]), pyin_note, args.spectrum_option)
     if args.no_doc:
         print(body)
     else:
