@@ -38,6 +38,9 @@ struct AnalyzeCommand: ParsableCommand {
     @OptionGroup(title: "Analysis")
     var presetOptions: PresetOptions
 
+    @OptionGroup(title: "Analysis")
+    var analysis: AnalysisOverrides
+
     func run() throws {
         // Checked here rather than by ArgumentParser so that the error is one line, like all others.
         guard let frameFormat = FrameFormat(rawValue: format) else {
@@ -45,7 +48,7 @@ struct AnalyzeCommand: ParsableCommand {
         }
         let configuration: AnalysisConfiguration
         do {
-            configuration = try presetOptions.loadConfiguration()
+            configuration = try analysis.apply(to: presetOptions.loadConfiguration())
         } catch {
             throw oneLineFailure(error)
         }

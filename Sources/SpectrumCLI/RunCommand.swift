@@ -4,6 +4,7 @@ import SpectrumControl
 import SpectrumDSP
 import SpectrumLive
 import SpectrumOutput
+import SpectrumPresets
 
 /// `spectrum run`: the live analyser. Main thread: wiring, the summary and the exit; the
 /// analysis runs in the JACK process callback, OSC on the publisher thread.
@@ -192,15 +193,64 @@ struct AnalysisOverrides: ParsableArguments {
     @Option(name: .customLong("reference"), parsing: .unconditional, help: ArgumentHelp("Tuner reference pitch A4 in Hz, 415–466 (default: the preset's pitch.reference_hz, 440).", valueName: "hz"))
     var referenceHz: Double?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Transposing instrument: the tuner shows the note in the player's key (Bb: trumpet, clarinet, soprano and tenor sax; Eb: alto sax; F: horn), or the semitones the written note lies above the sounding one (-48 to 48).", valueName: "Bb|Eb|F|semitones"))
+    var transpose: String?
+
+    @Option(help: ArgumentHelp("A 12-note temperament from a Scala .scl file (e.g. temperaments/werckmeister-iii.scl): notes and cents are measured against it, A kept at the reference pitch.", valueName: "file.scl"))
+    var temperament: String?
+
+    @Option(help: ArgumentHelp("The note the temperament's first degree (1/1) sits on (default C).", valueName: "note"))
+    var root: String?
+
+    @Option(help: ArgumentHelp("String mode: the nearest open string and the cents from it: guitar, guitar-drop-d, bass, bass-5, violin, viola, cello or ukulele.", valueName: "instrument"))
+    var strings: String?
+
+    @Option(name: .customLong("gate-db"), parsing: .unconditional, help: ArgumentHelp("A fixed tuner gate: windows quieter than this RMS level in dBFS (−120 to −10) have no note, in place of the gate relative to the input's noise floor (pitch.gate_above_noise_floor_db).", valueName: "dBFS"))
+    var gateDecibels: Double?
+
     func validate() throws {
         if let rate, !(10...240).contains(rate) { throw ValidationError("--rate \(rate): expected 10 to 240 frames per second") }
         if let referenceHz, !(415...466).contains(referenceHz) { throw ValidationError("--reference \(referenceHz): expected 415 to 466 Hz") }
+        if let gateDecibels, !(-120...(-10)).contains(gateDecibels) { throw ValidationError("--gate-db \(gateDecibels): expected -120 to -10 dBFS") }
     }
 
-    func apply(to configuration: AnalysisConfiguration) -> AnalysisConfiguration {
+    /// The transposition, temperament and string mode asked for, for the tuner's header
+    /// ("Bb instrument   werckmeister-iii.scl on C   guitar strings"); empty without them.
+    var notationLabel: String {
+        var parts: [String] = []
+        if let transpose { parts.append(Int(transpose) == nil ? "\(transpose) instrument" : "written \(transpose) semitones up") }
+        if let temperament { parts.append("\((temperament as NSString).lastPathComponent) on \(root ?? "C")") }
+        if let strings { parts.append("\(strings) strings") }
+        return parts.joined(separator: "   ")
+    }
+
+    /// `configuration` with the command line's values; throws one line for a bad
+    /// `--transpose`, `--strings`, `--root` or temperament file.
+    func apply(to configuration: AnalysisConfiguration) throws -> AnalysisConfiguration {
         var result = configuration
         if let rate { result.outputRateHz = rate }
         if let referenceHz { result.pitch.referenceHz = referenceHz }
+        if let gateDecibels {
+            result.pitch.silenceGateDecibels = gateDecibels
+            result.pitch.gateAboveNoiseFloorDecibels = 0
+        }
+        if let transpose {
+            guard let semitones = Transposition.semitones(transpose) else {
+                throw Temperament.ReadError(description: "--transpose \(transpose): expected Bb, Eb, F or a whole number of semitones from -48 to 48")
+            }
+            result.pitch.transposeSemitones = semitones
+        }
+        if let strings {
+            guard let notes = StringTunings.notes(named: strings) else {
+                throw Temperament.ReadError(description: "--strings \(strings): expected one of \(StringTunings.all.map(\.name).joined(separator: ", "))")
+            }
+            result.pitch.stringNotes = notes
+        }
+        if let temperament {
+            result.pitch.temperamentCents = try Temperament(contentsOf: temperament, root: root ?? "C").offsetsCents
+        } else if let root {
+            throw Temperament.ReadError(description: "--root \(root): needs --temperament FILE")
+        }
         return result
     }
 }

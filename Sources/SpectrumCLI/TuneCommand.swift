@@ -48,7 +48,8 @@ struct TuneCommand: ParsableCommand {
         }
         let screen = TunerScreen(referenceHz: configuration.pitch.referenceHz,
                                  silenceGateDecibels: Float(configuration.pitch.silenceGateDecibels),
-                                 clientName: session.client.clientName, colours: ColourSupport.detect())
+                                 clientName: session.client.clientName, colours: ColourSupport.detect(),
+                                 notation: analysis.notationLabel)
         terminal.enter()
         // The sources are re-read twice a second: the musician may patch in (or out) with
         // another JACK tool while the tuner runs.
@@ -79,6 +80,8 @@ struct TunerScreen {
     let silenceGateDecibels: Float
     let clientName: String
     let colours: ColourSupport
+    /// The transposition, temperament and string mode in force ("Bb instrument, guitar"), or empty.
+    var notation = ""
 
     static let width = 78
 
@@ -89,28 +92,34 @@ struct TunerScreen {
         var lines: [String] = []
         let input = sources.isEmpty ? "no input connected" : "in: " + sources.joined(separator: ", ")
         lines.append(Self.spread("Spectrum tuner  \(clientName)", "A4 = \(String(format: "%g", referenceHz)) Hz   \(input)"))
-        lines.append("")
-        if let name = pitch.noteName {
-            let colour = colours == .none ? "" : Self.colour(cents: pitch.cents)
+        lines.append(notation.isEmpty ? "" : Self.centre(notation, visibleWidth: notation.count))
+        // The scale, the needle and the strobe share one left edge (the scale's), so the
+        // needle's column is the scale's column for its cents.
+        let scaleIndent = String(repeating: " ", count: Self.scaleIndent)
+        if let name = pitch.writtenNoteName {
+            // In string mode the target is the nearest string; otherwise the nearest note (of
+            // the temperament), shown in the player's key.
+            let target = pitch.stringName.map { "string \($0)" } ?? (pitch.writtenNoteNumber != pitch.noteNumber ? "sounding \(pitch.noteName ?? "")" : "")
+            let cents = pitch.stringName == nil ? pitch.cents : pitch.stringCents
+            let colour = colours == .none ? "" : Self.colour(cents: cents)
             let reset = colours == .none ? "" : Self.reset
-            for row in BigFont.render(name) { lines.append(Self.centre(colour + row + reset, visibleWidth: row.count)) }
+            for row in BigFont.render(pitch.stringName ?? name) { lines.append(Self.centre(colour + row + reset, visibleWidth: row.count)) }
             lines.append("")
-            // The scale and the needle share one left edge (the scale's), so the needle's
-            // column is the scale's column for its cents.
-            let scaleIndent = String(repeating: " ", count: Self.scaleIndent)
             lines.append(scaleIndent + TunerScale.labels)
             lines.append(scaleIndent + TunerScale.ticks)
-            lines.append(scaleIndent + colour + TunerScale.needle(cents: pitch.cents) + reset)
-            let verdict = abs(pitch.cents) <= 5 ? "in tune" : (pitch.cents < 0 ? "flat" : "sharp")
-            let readout = String(format: "%@ %+.1f cents   %.2f Hz   confidence %.2f", verdict, pitch.cents, pitch.frequencyHz, pitch.confidence)
+            lines.append(scaleIndent + colour + TunerScale.needle(cents: cents) + reset)
+            lines.append(scaleIndent + colour + Self.strobe(phase: pitch.strobePhase) + reset)
+            let verdict = abs(cents) <= 5 ? "in tune" : (cents < 0 ? "flat" : "sharp")
+            let readout = String(format: "%@ %+.1f cents   %.2f Hz   confidence %.2f", verdict, cents, pitch.frequencyHz, pitch.confidence)
+                + (target.isEmpty ? "" : "   " + target)
             lines.append(Self.centre(colour + readout + reset, visibleWidth: readout.count))
         } else {
             let message = level.rmsDecibels < silenceGateDecibels ? "no signal" : "no clear pitch"
             for row in BigFont.render("-") { lines.append(Self.centre(row, visibleWidth: row.count)) }
             lines.append("")
-            let scaleIndent = String(repeating: " ", count: Self.scaleIndent)
             lines.append(scaleIndent + TunerScale.labels)
             lines.append(scaleIndent + TunerScale.ticks)
+            lines.append("")
             lines.append("")
             lines.append(Self.centre(message, visibleWidth: message.count))
         }
@@ -124,6 +133,13 @@ struct TunerScreen {
 
     /// Where the scale starts: centred in the screen's width by the scale's own width.
     static let scaleIndent = (width - TunerScale.width) / 2
+
+    /// The strobe: a band as wide as the scale, blocks of 4 on and 4 off, shifted by `phase` of
+    /// its 8-column period; it drifts right when sharp, left when flat, and stands in tune.
+    static func strobe(phase: Float) -> String {
+        let shift = phase.isFinite ? Int((phase * 8).rounded(.down)) % 8 : 0
+        return String((0..<TunerScale.width).map { ((($0 - shift) % 8 + 8) % 8) < 4 ? "█" : " " })
+    }
 
     static let reset = "\u{1B}[0m"
     static func colour(cents: Float) -> String { "\u{1B}[" + colourCode(cents: cents) + "m" }

@@ -132,12 +132,26 @@ public struct PitchReading: BitwiseCopyable, Equatable, Sendable {
     public var frequencyHz: Float
     /// Fractional MIDI note number against the reference pitch (69 = A4).
     public var midiNote: Float
-    /// Nearest MIDI note, or −1 when there is no note.
+    /// Nearest MIDI note (sounding pitch; in the configured temperament), or −1 when there is
+    /// no note.
     public var noteNumber: Int32
-    /// Deviation from the nearest note, −50..+50 cents.
+    /// Deviation from the nearest note (in the configured temperament), about −50..+50 cents.
     public var cents: Float
     /// Normalised correlation at the period, 0..1.
     public var confidence: Float
+    /// The note as the player reads it: `noteNumber` plus the instrument's transposition
+    /// (a B♭ trumpet's written D for a sounding C), −1 when there is no note.
+    public var writtenNoteNumber: Int32
+    /// The strobe's position, 0..<1: it moves by a quarter turn per second per cent sharp
+    /// (backwards when flat) of the tuning target (`stringCents` in string mode, else `cents`)
+    /// and stands still when in tune or without a note.
+    public var strobePhase: Float
+    /// String mode: the nearest open string, 0 = the lowest; −1 without a note or string mode.
+    public var stringIndex: Int32
+    /// String mode: the MIDI note of that string, −1 when none.
+    public var stringNoteNumber: Int32
+    /// String mode: cents from that string's pitch (equal temperament, the reference pitch).
+    public var stringCents: Float
 
     @_noLocks
     public init(frequencyHz: Float, midiNote: Float, noteNumber: Int32, cents: Float, confidence: Float) {
@@ -146,6 +160,11 @@ public struct PitchReading: BitwiseCopyable, Equatable, Sendable {
         self.noteNumber = noteNumber
         self.cents = cents
         self.confidence = confidence
+        writtenNoteNumber = noteNumber
+        strobePhase = 0
+        stringIndex = -1
+        stringNoteNumber = -1
+        stringCents = 0
     }
 
     public static var none: PitchReading {
@@ -158,7 +177,24 @@ public struct PitchReading: BitwiseCopyable, Equatable, Sendable {
     /// Allocates; not for the real-time path.
     public var noteName: String? {
         guard hasNote else { return nil }
+        return Self.name(ofNote: noteNumber)
+    }
+
+    /// `writtenNoteNumber`'s name, nil without a note. Allocates.
+    public var writtenNoteName: String? {
+        guard hasNote, writtenNoteNumber >= 0 else { return nil }
+        return Self.name(ofNote: writtenNoteNumber)
+    }
+
+    /// The string's name (its open note, "A2"), nil outside string mode. Allocates.
+    public var stringName: String? {
+        guard hasNote, stringNoteNumber >= 0 else { return nil }
+        return Self.name(ofNote: stringNoteNumber)
+    }
+
+    /// Scientific pitch notation with sharps for a MIDI note ≥ 0 ("A4", "C#2"). Allocates.
+    public static func name(ofNote number: Int32) -> String {
         let names = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
-        return names[Int(noteNumber) % 12] + String(Int(noteNumber) / 12 - 1)
+        return names[Int(number) % 12] + String(Int(number) / 12 - 1)
     }
 }

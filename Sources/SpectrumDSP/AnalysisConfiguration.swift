@@ -87,7 +87,7 @@ public struct LevelConfiguration: Sendable, Equatable {
     public init() {}
 }
 
-/// The tuner (seed 000): range, confidence threshold, silence gate and reference pitch.
+/// The tuner (seed 000): range, confidence threshold, gates and reference pitch.
 public struct PitchConfiguration: Sendable, Equatable {
     public var enabled: Bool = true
     /// Lowest fundamental searched; the window holds 2.5 periods of it. Below E1 (41.2 Hz).
@@ -96,8 +96,16 @@ public struct PitchConfiguration: Sendable, Equatable {
     public var maximumFrequencyHz: Double = 2_200
     /// Minimum normalised correlation at the period for a confident estimate.
     public var confidenceThreshold: Double = 0.75
-    /// Windows quieter than this (RMS, dBFS) have no note.
-    public var silenceGateDecibels: Double = -60
+    /// Windows quieter than this (RMS, dBFS) never have a note. −100 dBFS sits under a 16-bit
+    /// file's quantisation noise: the level-independent gate (`gateAboveNoiseFloorDecibels`)
+    /// decides above it. A fixed gate (`--gate-db`) sets this and turns that gate off.
+    public var silenceGateDecibels: Double = -100
+    /// Windows less than this far above the input's own noise floor have no note (0 = no
+    /// relative gate). The floor follows the quietest window down at once and rises by
+    /// 0.5 dB/s, so a held note stays above it; hum and steady noise sit on it. 6 dB keeps
+    /// notes at 10 dB SNR (their windows lie ~10 dB above the noise), and a note 20 dB above
+    /// the floor is a note at any level.
+    public var gateAboveNoiseFloorDecibels: Double = 6
     /// Windows whose energy falls faster than this have no note: a drum's decaying body looks
     /// perfectly periodic to a normalised correlation. Measured over ~50 ms of hops. 60 dB/s
     /// rejects decays faster than τ ≈ 145 ms (drums, note releases) and keeps plucked strings
@@ -106,6 +114,15 @@ public struct PitchConfiguration: Sendable, Equatable {
     public var percussiveDecayDecibelsPerSecond: Double = 60
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
+    /// Semitones the player's written note lies above the sounding one (B♭ instrument: 2, E♭
+    /// alto saxophone: 9, F horn: 7); −48…48. `PitchReading.writtenNoteNumber`.
+    public var transposeSemitones: Int = 0
+    /// The temperament: cents by which each pitch class (C = 0 … B = 11) lies above equal
+    /// temperament, A at 0 so the reference pitch stays; 12 values, or empty for equal
+    /// temperament (`Temperament` reads them from a Scala .scl file).
+    public var temperamentCents: [Double] = []
+    /// String mode: the open strings' MIDI notes, lowest first, at most 8; empty = off.
+    public var stringNotes: [Int] = []
 
     public init() {}
 }

@@ -37,6 +37,7 @@ public struct Analyzer: ~Copyable {
     private var pitchDetector: PitchDetector
     private let pitchEnabled: Bool
     private var pitchTracker: PitchTracker
+    private var tunerNotation: TunerNotation
     private let rhythmEnabled: Bool
     private var onsetDetector: OnsetDetector
     private var hatTransients: HatTransientDetector
@@ -90,6 +91,12 @@ public struct Analyzer: ~Copyable {
         }
         let hopFrames = max(1, Int((sampleRateHz / configuration.outputRateHz).rounded()))
         try Self.validate(rhythm: configuration.rhythm)
+        let pitch = configuration.pitch
+        guard (-48...48).contains(pitch.transposeSemitones), pitch.temperamentCents.count == 0 || pitch.temperamentCents.count == 12,
+              pitch.temperamentCents.allSatisfy({ $0.isFinite && abs($0) < 100 }), pitch.stringNotes.count <= 8,
+              pitch.stringNotes.allSatisfy({ (0...127).contains($0) }) else {
+            throw AnalysisConfigurationError("tuner notation: expected a transposition of −48 to 48 semitones, 0 or 12 temperament offsets under 100 cents, at most 8 strings with MIDI notes 0 to 127")
+        }
 
         self.configuration = configuration
         self.sampleRateHz = sampleRateHz
@@ -149,6 +156,7 @@ public struct Analyzer: ~Copyable {
         ballistics = BandBallistics(bandCount: bandCount, configuration: configuration.ballistics, hopSeconds: hopSeconds)
         levelMeter = LevelMeter(configuration: configuration.level)
         pitchTracker = PitchTracker(referenceHz: configuration.pitch.referenceHz)
+        tunerNotation = TunerNotation(configuration: configuration.pitch, hopSeconds: hopSeconds)
         latestFrame = .allocate(capacity: 1)
         latestFrame.initialize(to: AnalysisFrame())
         latestFrame.pointee.bandCount = bandCount
@@ -277,8 +285,11 @@ public struct Analyzer: ~Copyable {
         for point in 0..<pointCount {
             latestFrame.pointee.waveform[point] = history.latest(windowFrames, at: point * windowFrames / pointCount)
         }
-        // 7) Pitch: raw estimate, then median-of-three tracking.
-        if pitchEnabled { latestFrame.pointee.pitch = pitchTracker.update(pitchDetector.detect(history: history)) }
+        // 7) Pitch: raw estimate, the display's tracking, then the musician's notation.
+        if pitchEnabled {
+            latestFrame.pointee.pitch = pitchTracker.update(pitchDetector.detect(history: history))
+            tunerNotation.annotate(&latestFrame.pointee.pitch)
+        }
         // The hop's beat (the last, if several), and the phase now.
         if rhythmEnabled {
             latestFrame.pointee.beat = beatForFrame
@@ -341,6 +352,7 @@ public struct Analyzer: ~Copyable {
         levelMeter.reset()
         pitchTracker.reset()
         pitchDetector.reset()
+        tunerNotation.reset()
         latestFrame.pointee.pitch = .none
         onsetDetector.reset()
         hatTransients.reset()

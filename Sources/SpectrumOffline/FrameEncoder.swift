@@ -44,7 +44,7 @@ public struct FrameEncoder: Sendable {
             Self.appendInteger(UInt64(band), to: &buffer)
         }
         buffer.append(contentsOf: ",rms,peak,dbfs,vu".utf8)
-        if includesPitch { buffer.append(contentsOf: ",pitch_hz,pitch_midi,pitch_note,pitch_cents,pitch_confidence".utf8) }
+        if includesPitch { buffer.append(contentsOf: ",pitch_hz,pitch_midi,pitch_note,pitch_cents,pitch_confidence,pitch_written,pitch_strobe,pitch_string,pitch_string_cents".utf8) }
         if includesRhythm { buffer.append(contentsOf: ",onset,tempo_bpm,tempo_confidence,tempo_phase,beat_time,beat_count,beat_in_bar".utf8) }
         buffer.append(UInt8(ascii: "\n"))
     }
@@ -90,6 +90,16 @@ public struct FrameEncoder: Sendable {
                     Self.appendFixed(Double(pitch.cents), decimals: 2, to: &buffer)
                     buffer.append(contentsOf: #","confidence":"#.utf8)
                     Self.appendUnit(pitch.confidence, to: &buffer)
+                    buffer.append(contentsOf: #","written":""#.utf8)
+                    Self.appendNoteName(pitch.writtenNoteNumber, to: &buffer)
+                    buffer.append(contentsOf: #"","strobe":"#.utf8)
+                    Self.appendFixed(Double(pitch.strobePhase), decimals: 4, to: &buffer)
+                    if pitch.stringNoteNumber >= 0 {
+                        buffer.append(contentsOf: #","string":""#.utf8)
+                        Self.appendNoteName(pitch.stringNoteNumber, to: &buffer)
+                        buffer.append(contentsOf: #"","string_cents":"#.utf8)
+                        Self.appendFixed(Double(pitch.stringCents), decimals: 2, to: &buffer)
+                    }
                     buffer.append(UInt8(ascii: "}"))
                 } else {
                     buffer.append(contentsOf: #","pitch":null"#.utf8)
@@ -155,8 +165,20 @@ public struct FrameEncoder: Sendable {
                     Self.appendFixed(Double(pitch.cents), decimals: 2, to: &buffer)
                     buffer.append(UInt8(ascii: ","))
                     Self.appendUnit(pitch.confidence, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendNoteName(pitch.writtenNoteNumber, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendFixed(Double(pitch.strobePhase), decimals: 4, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    if pitch.stringNoteNumber >= 0 {
+                        Self.appendNoteName(pitch.stringNoteNumber, to: &buffer)
+                        buffer.append(UInt8(ascii: ","))
+                        Self.appendFixed(Double(pitch.stringCents), decimals: 2, to: &buffer)
+                    } else {
+                        buffer.append(UInt8(ascii: ","))
+                    }
                 } else {
-                    buffer.append(contentsOf: ",,,,,".utf8)
+                    buffer.append(contentsOf: ",,,,,,,,,".utf8)
                 }
             }
             if includesRhythm {

@@ -63,7 +63,7 @@ import Testing
                 let hz = try #require(pitch["hz"] as? Double)
                 #expect(abs(1200 * log2(hz / frequencyHz)) < 1)
                 #expect(pitch["note"] as? String == ["1000.0": "B5", "220.0": "A3", "55.0": "A1"]["\(frequencyHz)"])
-                #expect(Set(pitch.keys) == ["hz", "midi", "note", "cents", "confidence"])
+                #expect(Set(pitch.keys) == ["hz", "midi", "note", "cents", "confidence", "written", "strobe"])
             }
         }
         let lastTime = try #require(frames.last?["time"] as? Double)
@@ -121,7 +121,7 @@ import Testing
         let rows = try String(contentsOfFile: outputPath, encoding: .utf8).split(separator: "\n")
         let header = try #require(rows.first).split(separator: ",").map(String.init)
         let expectedHeader = ["time"] + (0..<128).map { "band_\($0)" } + (0..<128).map { "peak_\($0)" } + ["rms", "peak", "dbfs", "vu"]
-            + ["pitch_hz", "pitch_midi", "pitch_note", "pitch_cents", "pitch_confidence"]
+            + ["pitch_hz", "pitch_midi", "pitch_note", "pitch_cents", "pitch_confidence", "pitch_written", "pitch_strobe", "pitch_string", "pitch_string_cents"]
             + ["onset", "tempo_bpm", "tempo_confidence", "tempo_phase", "beat_time", "beat_count", "beat_in_bar"]
         #expect(header == expectedHeader)
         #expect(rows.count - 1 == 90)
@@ -129,9 +129,11 @@ import Testing
         for row in rows.dropFirst() {
             let cells = row.split(separator: ",", omittingEmptySubsequences: false)
             #expect(cells.count == expectedHeader.count)
-            // Every cell a number, except the note name and the empty pitch cells of frames without a note.
-            let noteColumn = expectedHeader.firstIndex(of: "pitch_note")!
-            #expect(cells.enumerated().allSatisfy { $0.offset == noteColumn || Double($0.element) != nil || ($0.offset > noteColumn - 3 && $0.element.isEmpty) })
+            // Every cell a number, except the note names and the empty cells from the pitch on
+            // (frames without a note, the string outside string mode, no onset or tempo).
+            let names = Set(["pitch_note", "pitch_written", "pitch_string"].map { expectedHeader.firstIndex(of: $0)! })
+            let firstOptional = expectedHeader.firstIndex(of: "pitch_hz")!
+            #expect(cells.enumerated().allSatisfy { names.contains($0.offset) || Double($0.element) != nil || ($0.offset >= firstOptional && $0.element.isEmpty) })
             #expect(cells.count == expectedHeader.count)
         }
     }

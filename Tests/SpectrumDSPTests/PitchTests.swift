@@ -94,6 +94,71 @@ import SpectrumCore
         }
     }
 
+    static func scaled(_ signal: [Float], peakDecibels: Double) -> [Float] {
+        let peak = signal.map { abs($0) }.max() ?? 0
+        let gain = Float(pow(10, peakDecibels / 20)) / max(peak, .leastNonzeroMagnitude)
+        return signal.map { $0 * gain }
+    }
+
+    /// 50 Hz mains hum: the fundamental and its first harmonics, steady.
+    static func hum(sampleRateHz: Double, seconds: Double, peakDecibels: Double) -> [Float] {
+        scaled(TestSignals.harmonicTone(fundamentalHz: 50, harmonicAmplitudes: [0.5, 0.3, 0.2, 0.1], sampleRateHz: sampleRateHz, seconds: seconds),
+               peakDecibels: peakDecibels)
+    }
+
+    /// The gate is relative to the input's own noise floor: a note 20 dB or more above it is
+    /// read at any level — after silence, or over a quiet hiss — to a cent.
+    @Test(arguments: sampleRates)
+    func quietNotesAreNotesAtAnyLevel(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let frequencyHz = TestSignals.frequencyHz(midiNote: 57)
+        let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: [0.3, 0.2, 0.1], sampleRateHz: sampleRateHz, seconds: 0.6)
+        for peakDecibels in [-40.0, -60, -75] {
+            let floorDecibels = peakDecibels - 25
+            let hiss = TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 1.1, amplitude: pow(10, floorDecibels / 20))
+            let note = Self.scaled(tone, peakDecibels: peakDecibels)
+            for (name, lead) in [("after silence", TestSignals.silence(sampleRateHz: sampleRateHz, seconds: 0.5)), ("over hiss", Array(hiss.prefix(Int(0.5 * sampleRateHz))))] {
+                var signal = lead + note
+                if name == "over hiss" { for index in signal.indices { signal[index] += hiss[index] } }
+                let reading = Self.reading(&analyzer, signal)
+                #expect(reading.noteNumber == 57, "\(name), peak \(peakDecibels) dBFS at \(sampleRateHz) Hz: \(reading.noteNumber)")
+                #expect(abs(Self.centsError(reading, expectedHz: frequencyHz)) < 1, "\(name), peak \(peakDecibels) dBFS: \(reading.frequencyHz) Hz")
+            }
+        }
+    }
+
+    /// No note on each no-note class at any level: silence, hiss (white and pink, quiet and
+    /// loud), mains hum present from the start (it is the input's floor) and drums.
+    @Test(arguments: sampleRates)
+    func noNoteOnSilenceHissHumOrDrumsAtAnyLevel(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        var signals: [(String, [Float])] = [("digital silence", TestSignals.silence(sampleRateHz: sampleRateHz, seconds: 2))]
+        for decibels in [-90.0, -60, -30, -10] {
+            signals.append(("white noise at \(decibels) dBFS", TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 2, amplitude: pow(10, decibels / 20))))
+            signals.append(("pink noise at \(decibels) dBFS", Self.scaled(TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: 2), peakDecibels: decibels)))
+            signals.append(("drums at \(decibels) dBFS", Self.scaled(TestSignals.drumHits(sampleRateHz: sampleRateHz, seconds: 2, intervalSeconds: 0.5), peakDecibels: decibels)))
+        }
+        for decibels in [-90.0, -75, -62] {
+            signals.append(("50 Hz hum at \(decibels) dBFS", Self.hum(sampleRateHz: sampleRateHz, seconds: 2, peakDecibels: decibels)))
+        }
+        for (name, signal) in signals {
+            analyzer.reset()
+            let voiced = OfflineDriver.frames(&analyzer, signal: signal).filter { $0.pitch.hasNote }.count
+            #expect(voiced == 0, "\(name) at \(sampleRateHz) Hz: \(voiced) frames had a note")
+        }
+    }
+
+    /// `--gate-db`: a fixed gate in place of the floor-relative one.
+    @Test func aFixedGateSilencesQuieterNotes() throws {
+        var configuration = AnalysisConfiguration()
+        configuration.pitch.silenceGateDecibels = -60
+        configuration.pitch.gateAboveNoiseFloorDecibels = 0
+        var analyzer = try Analyzer(configuration: configuration, sampleRateHz: 48_000)
+        let tone = TestSignals.sine(frequencyHz: 220, sampleRateHz: 48_000, seconds: 0.5)
+        #expect(!Self.reading(&analyzer, Self.scaled(tone, peakDecibels: -70)).hasNote)
+        #expect(Self.reading(&analyzer, Self.scaled(tone, peakDecibels: -50)).noteNumber == 57)
+    }
+
     /// A piano's top notes decay faster than the percussive-decay gate's 60 dB/s; above 400 Hz
     /// the allowed rate grows with the pitch, below it a decay that fast is still a drum.
     @Test(arguments: sampleRates)
@@ -177,6 +242,37 @@ import SpectrumCore
             // Frame 6 ends where the tone starts; frame 8 has 2 hops (33 ms) of it.
             let shown = frames[8].pitch
             #expect(shown.noteNumber == Int32(note), "MIDI \(note) at \(sampleRateHz) Hz: 2 hops in, \(shown.hasNote ? "\(shown.noteNumber)" : "no note")")
+        }
+    }
+
+    /// A steady display: a note's first shown reading is within 5 cents of where it settles
+    /// (its reading 250 ms on), after silence, after noise and after another note.
+    @Test(arguments: sampleRates)
+    func aNotesFirstReadingIsWithinFiveCentsOfItsSettledReading(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopFrames = Int((sampleRateHz / 60).rounded())
+        let partials = [0.3, 0.2, 0.1, 0.05]
+        for note in [40, 45, 52, 57, 64, 69, 76, 81, 88] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note) + 0.13)
+            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: 0.5)
+            let before = TestSignals.harmonicTone(fundamentalHz: frequencyHz * 1.26, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: 0.3)
+            let leads: [(String, [Float])] = [
+                ("after silence", TestSignals.silence(sampleRateHz: sampleRateHz, seconds: 0.3)),
+                ("after noise", TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: 0.3, amplitude: 0.3)),
+                ("after a major third up", before),
+            ]
+            for (name, lead) in leads {
+                analyzer.reset()
+                let frames = OfflineDriver.frames(&analyzer, signal: lead + tone, blockSizes: [hopFrames])
+                let start = lead.count / hopFrames
+                let settled = frames[start + 15].pitch
+                guard let first = frames[start...].first(where: { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note) - 0.13) < 1 })?.pitch else {
+                    Issue.record("MIDI \(note) \(name) at \(sampleRateHz) Hz: never shown")
+                    continue
+                }
+                let cents = 1200 * log2(Double(first.frequencyHz / settled.frequencyHz))
+                #expect(abs(cents) <= 5, "MIDI \(note) \(name) at \(sampleRateHz) Hz: first shown \(first.frequencyHz) Hz, settled \(settled.frequencyHz) Hz (\(cents) cents)")
+            }
         }
     }
 

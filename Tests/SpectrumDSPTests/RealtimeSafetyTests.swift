@@ -7,8 +7,16 @@ import SpectrumCore
 /// The real-time verb allocates nothing: counted by the test binary's own malloc/free.
 /// (The JACK-thread version of this test lives in SpectrumLiveTests.)
 @Suite(.serialized) struct RealtimeSafetyTests {
-    @Test func processAllocatesNothingOverTenThousandHops() throws {
-        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000)
+    /// With and without the tuner's notation (transposition, temperament, string mode).
+    @Test(arguments: [false, true])
+    func processAllocatesNothingOverTenThousandHops(withNotation: Bool) throws {
+        var configuration = AnalysisConfiguration()
+        if withNotation {
+            configuration.pitch.transposeSemitones = 2
+            configuration.pitch.temperamentCents = [5.9, -3.9, 2, 3.9, -2, 7.8, -2, 3.9, -2, 0, 5.9, -2]
+            configuration.pitch.stringNotes = [40, 45, 50, 55, 59, 64]
+        }
+        var analyzer = try Analyzer(configuration: configuration, sampleRateHz: 48_000)
         let ring = FrameRing(capacity: 16)
         defer { ring.deallocate() }
         // Noise, a low sine, and the tuner's other paths: a low string held against its octave

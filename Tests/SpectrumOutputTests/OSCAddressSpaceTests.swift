@@ -36,10 +36,12 @@ import Testing
     }
 
     @Test func numericMessagesCarryOnlyFloatsAndIntsAndTextHasItsOwnAddresses() {
-        for entry in OSCAddressSpace().entries where entry.kind != .note && entry.kind != .targetStatus {
+        let text: Set<OSCMessageKind> = [.note, .writtenNote, .string, .targetStatus]
+        for entry in OSCAddressSpace().entries where !text.contains(entry.kind) {
             #expect(entry.typeTags.allSatisfy { $0 == "f" || $0 == "i" }, "\(entry.address)")
         }
         #expect(OSCAddressSpace().entry(.note).typeTags == "s")
+        #expect(OSCAddressSpace().entry(.writtenNote).typeTags == "s" && OSCAddressSpace().entry(.string).typeTags == "s")
         #expect(OSCAddressSpace().entry(.targetStatus).typeTags == "issii")
     }
 

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Tuner accuracy benchmark (issue 4): Spectrum's pitch tracker against Debian's aubiopitch
-(yinfft) on a labelled corpus of sampled instruments rendered with FluidSynth + FluidR3 GM.
+"""Tuner accuracy benchmark (issues 4 and 16): Spectrum's pitch tracker against Debian's
+aubiopitch (yin and yinfft) and librosa's pYIN on a labelled corpus of sampled instruments
+rendered with FluidSynth from three General MIDI soundfonts. FluidR3 GM (and a synthetic
+control) is the tuning part, on which the tuner's parameters are chosen; MuseScore General and
+TimGM6mb are the held-out part, reported as the headline and never used to choose anything.
 
 Run through scripts/accuracy-pitch (which installs the tools and builds spectrum).
 """
 
 import argparse
 import concurrent.futures as futures
+import hashlib
 import datetime
 import json
 import math
@@ -33,8 +37,21 @@ LOCK_TOLERANCE = 50.0  # cents
 LOCK_FRAMES = 3
 TUNER_WINDOW = 2781    # Spectrum's pitch window at 48 kHz: 2.2 periods of 38 Hz
 STEADY_CENTS = 3.0     # a frame is steady when its measured pitch and its neighbours' span less than this
-SNRS = (20, 10, 0)
-NOISES = ("white", "pink")
+# (name, file, part): the part on which parameters are chosen, and the held-out part.
+SOUNDFONTS = [
+    ("FluidR3", "/usr/share/sounds/sf2/FluidR3_GM.sf2", "tuning"),
+    ("MuseScore", "/usr/share/sounds/sf3/MuseScore_General.sf3", "held-out"),
+    ("TimGM6mb", "/usr/share/sounds/sf2/TimGM6mb.sf2", "held-out"),
+]
+# Conditions every rendered file is scored in (besides note subsets: detuned notes, melodies).
+PINK_SNRS = (10, 0)
+QUIET_PEAK_DBFS = -40.0
+LOW_RATE = 44100
+LOW_RATE_HOP = 735  # Spectrum's hop at 44.1 kHz (60 frames/s, as at 48 kHz)
+CONDITIONS = ["clean"] + [f"pink {snr} dB" for snr in PINK_SNRS] + ["quiet −40 dBFS", "44.1 kHz"]
+PYIN_CONDITIONS = ("clean", "pink 10 dB", "pink 0 dB", "quiet −40 dBFS")
+PYIN_RATE = 24000  # pYIN runs on a 24 kHz copy (hop 400 = 60 frames/s): ~0.5× real time per core
+CORPUS_VERSION = 2  # bump when the corpus changes; a cached corpus of another version is rebuilt
 
 # name, GM program (0-based), lowest key, highest key, step (semitones) for sustained notes
 INSTRUMENTS = [
@@ -52,6 +69,12 @@ INSTRUMENTS = [
     ("voice oohs", 53, 45, 79, 3),
     ("church organ", 19, 28, 96, 4),    # E1 .. C7
 ]
+FAMILIES = {
+    "electric bass": "bass", "nylon guitar": "guitar", "steel guitar": "guitar", "piano": "piano",
+    "violin": "bowed strings", "cello": "bowed strings", "flute": "winds", "trumpet": "winds",
+    "alto sax": "winds", "tenor sax": "winds", "choir aahs": "voice", "voice oohs": "voice",
+    "church organ": "organ",
+}
 SYNTHETIC = "synthetic (control)"
 QUICK_INSTRUMENTS = ("electric bass", "nylon guitar", "violin", "flute", "alto sax")
 SUSTAINED_DETUNE = (0, 7, -23, 0, -7, 23)  # cents, cycled over the notes of a sustained file
@@ -184,66 +207,124 @@ def frame_references(x, note):
     return references
 
 
-def build_corpus(work, quick, jobs):
-    os.makedirs(work, exist_ok=True)
-    instruments = [i for i in INSTRUMENTS if not quick or i[0] in QUICK_INSTRUMENTS]
-    plans = []  # (name, instrument, kind, song, notes, duration)
-    for index, (name, program, low, high, step) in enumerate(instruments):
-        slug = name.replace(" ", "-")
-        song, notes, duration = sustained_song(program, low, high, step if not quick else step * 2)
-        plans.append((f"{slug}-sustained", name, "sustained", song, notes, duration))
-        for m in range(1 if quick else 2):
-            song, notes, duration = melody_song(program, low, high, seed=1000 + 10 * index + m, detuned=m == 1)
-            plans.append((f"{slug}-melody{m}", name, "melody", song, notes, duration))
+def drum_song(seconds=10.0):
+    """A GM drum pattern (channel 10) at 120 BPM: kick, snare, closed hats in eighths, a tom fill
+    and a crash every two bars. No note: a tuner must show nothing."""
+    song = Song(960).tempo(0.0, 120)
+    track = song.track(channel=9)
+    t, beat = 0.25, 0
+    while t < seconds - 0.5:
+        track.note(t, t + 0.1, 42, velocity=80)
+        if beat % 2 == 0:
+            track.note(t, t + 0.1, 36 if beat % 4 == 0 else 38, velocity=110)
+        if beat % 16 == 0:
+            track.note(t, t + 0.1, 49, velocity=100)
+        if beat % 16 in (12, 13, 14, 15):
+            track.note(t + 0.125, t + 0.2, (50, 48, 45, 41)[beat % 4], velocity=100)
+        t += 0.25
+        beat += 1
+    return song, seconds
 
-    notes, duration, synthetic = synthetic_tones(step=4 if not quick else 8)
-    plans.append(("synthetic-sustained", SYNTHETIC, "sustained", None, notes, duration))
+
+def soundfont_slug(name):
+    return name.lower().replace(" ", "-")
+
+
+def plan_corpus(quick):
+    """[(base name, instrument, kind, soundfont name, part, MIDI song or None, notes, seconds)]."""
+    instruments = [i for i in INSTRUMENTS if not quick or i[0] in QUICK_INSTRUMENTS]
+    plans = []
+    for font, _path, part in SOUNDFONTS:
+        for index, (name, program, low, high, step) in enumerate(instruments):
+            slug = f"{soundfont_slug(font)}-{name.replace(' ', '-')}"
+            song, notes, duration = sustained_song(program, low, high, step if not quick else step * 2)
+            plans.append((f"{slug}-sustained", name, "sustained", font, part, song, notes, duration))
+            for m in range(1 if quick else 2):
+                song, notes, duration = melody_song(program, low, high, seed=1000 + 10 * index + m, detuned=m == 1)
+                plans.append((f"{slug}-melody{m}", name, "melody", font, part, song, notes, duration))
+        song, duration = drum_song(5 if quick else 10)
+        plans.append((f"{soundfont_slug(font)}-drums", f"GM drum kit ({font})", "no note", font, part, song, [], duration))
+    plans.append(("synthetic-sustained", SYNTHETIC, "sustained", "synthetic", "tuning", None, None, None))
+    return plans
+
+
+def build_corpus(work, quick, jobs):
+    """Renders (or reuses, when `labels.json` was written by the same corpus version and
+    options and every file is there) the labelled corpus in `work`; returns its entries."""
+    os.makedirs(work, exist_ok=True)
+    labels_path = os.path.join(work, "labels.json")
+    key = hashlib.sha1(repr((CORPUS_VERSION, quick, SOUNDFONTS, CONDITIONS)).encode()).hexdigest()
+    if os.path.exists(labels_path):
+        with open(labels_path) as handle:
+            cached = json.load(handle)
+        if cached.get("key") == key and all(os.path.exists(e["path"]) for e in cached["files"]):
+            print(f"reusing the corpus in {work}", file=sys.stderr)
+            return cached["files"]
+
+    for name in os.listdir(work):
+        if name.endswith(".frames.json"):
+            os.remove(os.path.join(work, name))  # the cached outputs of the other tools
+    plans = plan_corpus(quick)
+    synthetic_notes, synthetic_duration, synthetic = synthetic_tones(step=4 if not quick else 8)
 
     def render(plan):
-        base, name, kind, song, notes, duration = plan
+        base, name, kind, font, part, song, notes, duration = plan
         mid, wav = os.path.join(work, base + ".mid"), os.path.join(work, base + ".wav")
         if song is None:
-            x = synthetic
+            notes, duration, x = synthetic_notes, synthetic_duration, synthetic
         else:
             song.save(mid)
-            corpus.render_midi(mid, wav)
+            corpus.render_midi(mid, wav, soundfont=dict((f, p) for f, p, _ in SOUNDFONTS)[font])
             x = corpus.read_wav(wav)
         x = corpus.normalise(x[: int(duration * SR)], -3.0)
         corpus.write_wav(wav, x)
         for note in notes:
             note["measured_hz"] = measure_f0(x, note["on"], note["off"], note["hz"])
             note["frame_references"] = frame_references(x, note)
-        return base, name, kind, notes, x
+        return base, name, kind, font, part, notes, x
 
-    files = []
     with futures.ThreadPoolExecutor(jobs) as pool:
         rendered = list(pool.map(render, plans))
-    conditions = [("white", 10)] if quick else [(n, s) for s in SNRS for n in NOISES]
-    for number, (base, name, kind, notes, x) in enumerate(rendered):
-        files.append({"path": os.path.join(work, base + ".wav"), "instrument": name, "kind": kind,
-                      "condition": "clean", "notes": notes})
+    files = []
+
+    def add(path, base_entry, condition, rate=SR):
+        files.append(dict(base_entry, path=path, condition=condition, rate=rate))
+
+    for number, (base, name, kind, font, part, notes, x) in enumerate(rendered):
+        entry = {"instrument": name, "kind": kind, "soundfont": font, "part": part, "notes": notes}
+        clean_path = os.path.join(work, base + ".wav")
+        add(clean_path, entry, "clean")
+        if not notes:
+            continue
         mask = np.zeros(len(x), dtype=bool)
         for note in notes:
             mask[int(note["on"] * SR):int(note["off"] * SR)] = True
-        for c, (kind_noise, snr) in enumerate(conditions):
+        for c, snr in enumerate(PINK_SNRS):
             rng = np.random.default_rng(10_000 + 100 * number + c)
-            path = os.path.join(work, f"{base}-{kind_noise}{snr}dB.wav")
-            corpus.write_wav(path, corpus.add_noise(x, snr, kind_noise, rng, mask))
-            files.append({"path": path, "instrument": name, "kind": kind,
-                          "condition": f"{kind_noise} {snr} dB", "notes": notes})
-    # Files without a note: noise at two levels, and digital silence.
+            path = os.path.join(work, f"{base}-pink{snr}dB.wav")
+            corpus.write_wav(path, corpus.add_noise(x, snr, "pink", rng, mask))
+            add(path, entry, f"pink {snr} dB")
+        path = os.path.join(work, f"{base}-quiet.wav")
+        corpus.write_wav(path, corpus.normalise(x, QUIET_PEAK_DBFS))
+        add(path, entry, "quiet −40 dBFS")
+        path = os.path.join(work, f"{base}-44k1.wav")
+        subprocess.run(["sox", "-q", "-D", clean_path, "-r", str(LOW_RATE), path], check=True)
+        add(path, entry, "44.1 kHz", LOW_RATE)
+    # Files without a note: noise at two levels, and digital silence; one set per part (seeds differ).
     seconds = 5 if quick else 10
-    for c, (kind_noise, level) in enumerate([("white", -20), ("white", -40), ("pink", -20), ("pink", -40)]):
-        rng = np.random.default_rng(777 + c)
-        path = os.path.join(work, f"noise-{kind_noise}{-level}dBFS.wav")
-        corpus.write_wav(path, corpus.noise(kind_noise, seconds * SR, rng) * 10 ** (level / 20))
-        files.append({"path": path, "instrument": f"{kind_noise} noise {level} dBFS", "kind": "no note",
-                      "condition": "noise", "notes": []})
+    for part, seed in (("tuning", 777), ("held-out", 888)):
+        for c, (kind_noise, level) in enumerate([("white", -20), ("white", -40), ("pink", -20), ("pink", -40)]):
+            rng = np.random.default_rng(seed + c)
+            path = os.path.join(work, f"noise-{part}-{kind_noise}{-level}dBFS.wav")
+            corpus.write_wav(path, corpus.noise(kind_noise, seconds * SR, rng) * 10 ** (level / 20))
+            add(path, {"instrument": f"{kind_noise} noise {level} dBFS", "kind": "no note", "soundfont": "–",
+                       "part": part, "notes": []}, "noise")
     path = os.path.join(work, "silence.wav")
     corpus.write_wav(path, np.zeros(seconds * SR))
-    files.append({"path": path, "instrument": "silence", "kind": "no note", "condition": "silence", "notes": []})
-    with open(os.path.join(work, "labels.json"), "w") as handle:
-        json.dump(files, handle, indent=1)
+    for part in ("tuning", "held-out"):
+        add(path, {"instrument": "silence", "kind": "no note", "soundfont": "–", "part": part, "notes": []}, "silence")
+    with open(labels_path, "w") as handle:
+        json.dump({"key": key, "files": files}, handle, indent=1)
     return files
 
 
@@ -255,32 +336,87 @@ PITCH_RE = re.compile(r'"pitch":(null|\{[^}]*\})')
 TIME_RE = re.compile(r'^\{"time":([0-9.]+)')
 
 
-def run_spectrum(binary, path):
+def run_spectrum(binary, entry, options=()):
     """[(time of the newest sample of the frame, Hz or 0)] from `spectrum analyze` JSON lines."""
-    out = subprocess.run([binary, "analyze", path], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([binary, "analyze", entry["path"], *options], check=True, capture_output=True, text=True).stdout
     frames = []
     for line in out.splitlines():
         t = float(TIME_RE.match(line).group(1))
-        # "pitch" follows the 256 band and peak numbers; search after them (fields may follow it).
+        # "pitch" follows the band and peak numbers; search after them (fields may follow it).
         p = PITCH_RE.search(line, line.find('"level"')).group(1)
         frames.append((t, 0.0 if p == "null" else json.loads(p)["hz"]))
     return frames
 
 
-AUBIO_COMMAND = ["aubiopitch", "-p", "yinfft", "-B", str(AUBIO_BUFFER), "-H", str(HOP), "-r", str(SR),
-                 "-s", "-70", "-u", "Hz", "-i"]
+CACHE_HITS = []  # one entry per reference-tool output read from the cache (the report says so)
 
 
-def run_aubio(path):
+def cached(tool, path, run):
+    """`run()`'s frames, kept beside the corpus file (the reference tools do not change between
+    runs; the corpus is rebuilt, and these removed, when it changes)."""
+    cache = f"{path}.{tool.replace(' ', '-')}.frames.json"
+    if os.path.exists(cache):
+        CACHE_HITS.append(cache)
+        with open(cache) as handle:
+            return [tuple(f) for f in json.load(handle)]
+    frames = run()
+    with open(cache, "w") as handle:
+        json.dump(frames, handle)
+    return frames
+
+
+def aubio_command(method, rate):
+    hop = HOP if rate == SR else LOW_RATE_HOP
+    return ["aubiopitch", "-p", method, "-B", str(AUBIO_BUFFER), "-H", str(hop), "-r", str(rate),
+            "-s", "-70", "-u", "Hz", "-i"]
+
+
+def run_aubio(method, entry):
     """aubiopitch prints the time of the first sample of the hop just read; +hop gives the
     newest sample, the same convention as Spectrum's frame time. 0 Hz = no pitch."""
-    out = subprocess.run(AUBIO_COMMAND + [path], check=True, capture_output=True, text=True).stdout
-    frames = []
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            frames.append((float(parts[0]) + HOP / SR, max(0.0, float(parts[1]))))
-    return frames
+    command = aubio_command(method, entry["rate"])
+    hop = int(command[command.index("-H") + 1])
+
+    def run():
+        out = subprocess.run(command + [entry["path"]], check=True, capture_output=True, text=True).stdout
+        frames = []
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 2:
+                frames.append((float(parts[0]) + hop / entry["rate"], max(0.0, float(parts[1]))))
+        return frames
+    return cached(f"aubio-{method}", entry["path"], run)
+
+
+PYIN_FRAME = 2048  # 85 ms at 24 kHz: 3.2 periods of 38 Hz
+PYIN_HOP = 400
+
+
+def run_pyin(path):
+    """librosa.pyin (38–2200 Hz, its default 10-cent resolution) on a 24 kHz copy, frames not
+    centred: a frame's time is its newest sample. Unvoiced frames = 0 Hz."""
+    def run():
+        import librosa  # noqa: PLC0415 (only where pYIN runs)
+        x, _ = librosa.load(path, sr=PYIN_RATE, mono=True)
+        f0, voiced, _ = librosa.pyin(x, fmin=38, fmax=2200, sr=PYIN_RATE, frame_length=PYIN_FRAME,
+                                     hop_length=PYIN_HOP, center=False)
+        return [((i * PYIN_HOP + PYIN_FRAME) / PYIN_RATE, float(f) if v and f == f else 0.0)
+                for i, (f, v) in enumerate(zip(f0, voiced))]
+    return cached("pyin", path, run)
+
+
+def pyin_selected(entry):
+    """pYIN is ~50× slower than the others: it runs on the first melody of each instrument and
+    soundfont in `PYIN_CONDITIONS`, and on the no-note files."""
+    return ("-melody0" in os.path.basename(entry["path"]) and entry["condition"] in PYIN_CONDITIONS) or not entry["notes"]
+
+
+def librosa_version():
+    try:
+        import librosa  # noqa: PLC0415
+        return librosa.__version__
+    except ImportError:
+        return None
 
 
 # ------------------------------------------------------------------------------------------
@@ -309,7 +445,7 @@ def score_file(entry, frames):
     time (s, inf if never); for no-note files: frames with and without pitch."""
     times = np.array([f[0] for f in frames])
     hz = np.array([f[1] for f in frames])
-    voiced, locks = [], []
+    voiced, locks, firsts, excursions = [], [], [], 0
     for n, note in enumerate(entry["notes"]):
         inside = (times >= note["on"] + ONSET_GUARD) & (times <= note["off"] - OFFSET_GUARD)
         steady = steady_references(note)
@@ -329,45 +465,20 @@ def score_file(entry, frames):
                 lock = times[after[j]] - note["on"]
                 break
         locks.append(lock)
-    return {"voiced": voiced, "locks": locks, "frames": len(frames), "pitched": int(np.sum(hz > 0))}
-
-
-def octave_error_causes(entries, frames_per_file):
-    """Spectrum's octave-error frames in the clean files of the sampled instruments, with the
-    partial that decides the octave in the window the tuner read for the frame (the newest
-    `TUNER_WINDOW` samples, Hann, ×16 zero-padded; the highest bin within ±3 % of the
-    frequency): for a reading an octave or two up, the note's own fundamental; for one below,
-    its sub-octave (half the note). Levels in dB against the strongest of the note's first
-    eight harmonics. {(instrument, "up"/"down"): [level dB, ...]}."""
-    causes = {}
-    for entry, frames in zip(entries, frames_per_file):
-        if entry["condition"] != "clean" or not entry["notes"] or entry["instrument"] == SYNTHETIC:
-            continue
-        x = None
-        for note in entry["notes"]:
-            for t, hz in frames:
-                if hz <= 0 or not note["on"] + ONSET_GUARD <= t <= note["off"] - OFFSET_GUARD:
-                    continue
-                error = cents(hz, note["hz"])
-                if not any(abs(abs(error) - k) <= LOCK_TOLERANCE for k in (1200, 2400)):
-                    continue
-                if x is None:
-                    x = corpus.read_wav(entry["path"])
-                end = int(round(t * SR))
-                segment = x[max(0, end - TUNER_WINDOW):end]
-                segment = (segment - segment.mean()) * np.hanning(len(segment))
-                size = 16 * TUNER_WINDOW
-                power = np.abs(np.fft.rfft(segment, size)) ** 2
-                frequencies = np.fft.rfftfreq(size, 1 / SR)
-
-                def level(f):
-                    near = (frequencies > f * 0.97) & (frequencies < f * 1.03)
-                    return 10 * np.log10(power[near].max() + 1e-30)
-
-                strongest = max(level(k * note["hz"]) for k in range(1, 9) if k * note["hz"] < 0.45 * SR)
-                deciding = note["hz"] if error > 0 else note["hz"] / 2
-                causes.setdefault((entry["instrument"], "up" if error > 0 else "down"), []).append(level(deciding) - strongest)
-    return causes
+        # The display: the first reading shown for the note (within 50 cents of its label)
+        # against where it settles (the median from 150 ms after note-on), and one-frame
+        # excursions: a frame more than 10 cents from both neighbours, which agree within 10.
+        shown = [(t, f) for t, f in zip(times[inside], hz[inside]) if f > 0]
+        settled = [f for t, f in shown if t >= note["on"] + 0.150]
+        first = next((f for t, f in zip(times[after], hz[after]) if f > 0 and abs(cents(f, note["hz"])) <= 50), None)
+        firsts.append(None if first is None or not settled else cents(first, float(np.median(settled))))
+        track = hz[inside]
+        for k in range(1, len(track) - 1):
+            a, b, c = track[k - 1], track[k], track[k + 1]
+            if a > 0 and b > 0 and c > 0 and abs(cents(a, c)) <= 10 and min(abs(cents(b, a)), abs(cents(b, c))) > 10:
+                excursions += 1
+    return {"voiced": voiced, "locks": locks, "firsts": firsts, "excursions": excursions,
+            "frames": len(frames), "pitched": int(np.sum(hz > 0))}
 
 
 def percentile(values, q):
@@ -381,23 +492,29 @@ def percentile(values, q):
     return values[lo] + (values[hi] - values[lo]) * (index - lo)
 
 
-def metrics(results, entries, select, truth="label"):
-    """Metrics over the files chosen by `select(entry)`."""
+def metrics(results, entries, select, note_select=lambda note: True):
+    """Metrics over the files chosen by `select(entry)` (those a tool ran on: `results` holds
+    None for the others) and their notes chosen by `note_select(note)`."""
     errors, measured_errors, steady_errors, voiced_total, locks_all, locks_high = [], [], [], 0, [], []
-    steady_total = 0
+    steady_total, excursions, firsts = 0, 0, []
     for entry, result in zip(entries, results):
-        if not entry["notes"] or not select(entry):
+        if not entry["notes"] or result is None or not select(entry):
             continue
-        voiced_total += len(result["voiced"])
-        steady_total += sum(len(steady_references(note)) for note in entry["notes"])
-        for _n, error, measured, steady in result["voiced"]:
-            if error is not None:
+        chosen = [note_select(note) for note in entry["notes"]]
+        voiced_total += sum(1 for v in result["voiced"] if chosen[v[0]])
+        steady_total += sum(len(steady_references(note)) for note, c in zip(entry["notes"], chosen) if c)
+        for n, error, measured, steady in result["voiced"]:
+            if error is not None and chosen[n]:
                 errors.append(error)
                 if measured is not None:
                     measured_errors.append(measured)
                 if steady is not None:
                     steady_errors.append(steady)
-        for note, lock in zip(entry["notes"], result["locks"]):
+        excursions += result["excursions"] if all(chosen) else 0
+        firsts += [f for f, c in zip(result["firsts"], chosen) if c and f is not None]
+        for note, lock, c in zip(entry["notes"], result["locks"], chosen):
+            if not c:
+                continue
             locks_all.append(lock)
             if note["hz"] > 100:
                 locks_high.append(lock)
@@ -412,6 +529,9 @@ def metrics(results, entries, select, truth="label"):
         "steady_share": 100 * steady_total / voiced_total if voiced_total else None,
         "within5": 100 * float(np.mean(absolute <= 5)) if errors else None,
         "within10": 100 * float(np.mean(absolute <= 10)) if errors else None,
+        "within50": 100 * float(np.sum(absolute <= 50)) / voiced_total if voiced_total else None,
+        "first_within5": 100 * float(np.mean(np.abs(firsts) <= 5)) if firsts else None,
+        "excursions": 1000 * excursions / voiced_total if voiced_total else None,
         "octave": 100 * octave / voiced_total if voiced_total else None,
         "recall": 100 * len(errors) / voiced_total if voiced_total else None,
         "notes": len(locks_all),
@@ -427,7 +547,7 @@ def metrics(results, entries, select, truth="label"):
 def no_note_rate(results, entries, select=lambda e: True):
     frames = pitched = 0
     for entry, result in zip(entries, results):
-        if entry["notes"] or not select(entry):
+        if entry["notes"] or result is None or not select(entry):
             continue
         frames += result["frames"]
         pitched += result["pitched"]
@@ -452,216 +572,6 @@ def ms(value):
     return "never" if math.isinf(value) else f"{1000 * value:.0f} ms"
 
 
-
-
-def report(entries, tools, command, elapsed, quick, causes):
-    names = list(tools)
-    S, A = names
-    res = tools
-    real = lambda e: e["instrument"] != SYNTHETIC  # noqa: E731
-    clean = lambda e: e["condition"] == "clean" and real(e)  # noqa: E731
-    clean_sustained = lambda e: clean(e) and e["kind"] == "sustained"  # noqa: E731
-    synthetic = {t: metrics(res[t], entries, lambda e: e["condition"] == "clean" and not real(e)) for t in names}
-    m = {t: metrics(res[t], entries, clean) for t in names}
-    ms_ = {t: metrics(res[t], entries, clean_sustained) for t in names}
-    m20 = {t: metrics(res[t], entries, lambda e: real(e) and e["condition"].endswith(" 20 dB")) for t in names}
-    nn = {t: no_note_rate(res[t], entries, lambda e: e["condition"] == "noise") for t in names}
-    ns = {t: no_note_rate(res[t], entries, lambda e: e["condition"] == "silence") for t in names}
-    lines = []
-    add = lines.append
-    labelled = [e for e in entries if e["notes"]]
-    clean_files = [e for e in labelled if e["condition"] == "clean"]
-    add(f"Generated by `scripts/accuracy-pitch` on {datetime.date.today().isoformat()}"
-        f"{' (**--quick subset**)' if quick else ''}; run time {elapsed / 60:.1f} min "
-        "(corpus, both tools, scoring; the release build not counted; one job per CPU).")
-    add("")
-    add(f"- Machine: {corpus.machine()}")
-    add(f"- Command: `{command}`")
-    add(f"- Spectrum: `spectrum analyze FILE` (release build, default preset: 38–2200 Hz, A4 = 440 Hz, hop 800 at 48 kHz).")
-    add(f"- aubio: `{' '.join(AUBIO_COMMAND)} FILE` (aubio-tools {aubio_version()}); "
-        f"its time stamp + one hop = newest sample, the same convention as Spectrum's `time`.")
-    add("")
-    add("### Corpus")
-    add("")
-    add(f"{len(clean_files)} clean labelled files ({sum(len(e['notes']) for e in clean_files)} notes), "
-        f"each also with {'white noise at 10 dB SNR' if quick else 'white and pink noise at 20, 10 and 0 dB SNR'} "
-        f"({len(labelled)} labelled files in all), plus {len(entries) - len(labelled)} files without a note. "
-        "Rendered by FluidSynth 2 with FluidR3_GM.sf2 (reverb and chorus off) from generated MIDI files, "
-        "48 kHz, mono, peak −3 dBFS. Per instrument: one file of sustained notes (1.2 s, 0.4 s apart) across its range; "
-        f"{'one melody' if quick else 'two melodies'} of 12 notes (0.25–0.7 s, legato or short gaps, leaps up to an octave; "
-        "the second transposed by one pitch bend of ±7 or ±23 cents). Sustained notes cycle through detunings "
-        f"{', '.join(f'{c:+d}' for c in SUSTAINED_DETUNE)} cents by pitch bend (bend range 1 semitone set by RPN 0, so "
-        "a bend value v is exactly (v − 8192)/8192 × 100 cents; the label uses that exact value). "
-        "Labels: MIDI note-on/off times and 440 × 2^((key − 69 + cents/100)/12) Hz. Noise is added over the whole file, "
-        "its RMS set against the RMS of the signal between note-ons and note-offs. No-note files: white and pink noise at "
-        "−20 and −40 dBFS RMS, and digital silence.")
-    add("")
-    add("| instrument | GM program | range | files | notes | voiced frames (clean) |")
-    add("| --- | --- | --- | --- | --- | --- |")
-    for name, program, low, high, _ in INSTRUMENTS + [(SYNTHETIC, -1, 28, 96, 4)]:
-        chosen = [e for e in clean_files if e["instrument"] == name]
-        if not chosen:
-            continue
-        allfiles = [e for e in labelled if e["instrument"] == name]
-        voiced = metrics(res[S], entries, lambda e, n=name: e["condition"] == "clean" and e["instrument"] == n)["voiced"]
-        add(f"| {name} | {program + 1 if program >= 0 else '–'} | {note_name(low)} {key_hz(low):.1f} Hz – {note_name(high)} {key_hz(high):.0f} Hz "
-            f"| {len(allfiles)} | {sum(len(e['notes']) for e in chosen)} | {voiced} |")
-    add("")
-    add("### Scoring rules")
-    add("")
-    add(f"- Voiced frames: frames whose time lies in [note-on + {ONSET_GUARD * 1000:.0f} ms, note-off − "
-        f"{OFFSET_GUARD * 1000:.0f} ms] of a labelled note. Error = 1200·log2(reported / label) cents.")
-    add("- Median |error|, within 5 / 10 cents: over voiced frames where the tool reported a pitch. "
-        "Recall: share of voiced frames with a reported pitch.")
-    add("- Octave errors: voiced frames whose error is within 50 cents of ±1200 or ±2400, as a share of all voiced frames.")
-    add(f"- Lock time: from note-on to the first frame (between note-on and note-off) whose pitch is within "
-        f"{LOCK_TOLERANCE:.0f} cents of the label and stays so for {LOCK_FRAMES} frames; \"never\" if that does not "
-        "happen before note-off (counted as infinitely late in the percentiles). It includes the instrument's attack.")
-    add("- No note: share of frames with no reported pitch in the noise-only and silent files.")
-    add("- \"vs measured\": the same median against the pitch measured from the rendered note itself over its scored part "
-        "(see *Soundfont tuning*), not against our detector.")
-    add(f"- **Steady frames, vs the frame's measured pitch** (the ≤ 1 cent target): the pitch of the clean rendering "
-        f"is measured for every frame over the window the tuner reads (the newest {TUNER_WINDOW} samples; 6 periods "
-        "about the same centre for notes below 103 Hz) — the fundamental's interpolated peak in a ×8 zero-padded FFT, "
-        "or the median of f_k/k when the fundamental is 20 dB below the strongest of the first six harmonics. A frame "
-        f"is steady when that pitch, with the frames before and after, spans less than {STEADY_CENTS:.0f} cents. The "
-        "samples are real recordings: violin, cello, saxes, flute, voices carry vibrato (±5–20 cents at ~5 Hz), "
-        "brass and voices scoop into the note, FluidR3's samples are tuned a few cents off (choir −19) and FluidSynth "
-        "rounds to whole cents, so neither the label nor one pitch per note is the truth a frame can be scored "
-        "against to a cent. The same references score aubio and the noisy copies (their clean rendering's).")
-    add("")
-    add("### Main results (clean files of the sampled instruments; targets from product.md)")
-    add("")
-    add(f"| metric | Spectrum | aubio yinfft | target | Spectrum meets target |")
-    add("| --- | --- | --- | --- | --- |")
-
-    def row(label, s, a, target="", ok=None, better=None):
-        mark = "" if ok is None else ("✅ pass" if ok else "❌ **FAIL**")
-        add(f"| {label} | {s} | {a} | {target} | {mark} |")
-
-    row("median \\|error\\|, steady frames of sustained notes, vs the frame's measured pitch",
-        fmt(ms_[S]["median_steady"], 2, " ¢"), fmt(ms_[A]["median_steady"], 2, " ¢"), "≤ 1 cent",
-        ms_[S]["median_steady"] is not None and ms_[S]["median_steady"] <= 1)
-    row("steady frames (share of the sustained notes' scored frames)", fmt(ms_[S]["steady_share"], 1, " %"),
-        fmt(ms_[A]["steady_share"], 1, " %"))
-    row("median \\|error\\|, sustained notes, all frames, vs label", fmt(ms_[S]["median"], 2, " ¢"),
-        fmt(ms_[A]["median"], 2, " ¢"))
-    row("median \\|error\\|, sustained notes, all frames, vs the note's measured pitch",
-        fmt(ms_[S]["median_measured"], 2, " ¢"), fmt(ms_[A]["median_measured"], 2, " ¢"))
-    row("median \\|error\\|, all clean notes (incl. melodies), vs label", fmt(m[S]["median"], 2, " ¢"), fmt(m[A]["median"], 2, " ¢"))
-    row("within 5 cents", fmt(m[S]["within5"], 1, " %"), fmt(m[A]["within5"], 1, " %"))
-    row("within 10 cents", fmt(m[S]["within10"], 1, " %"), fmt(m[A]["within10"], 1, " %"))
-    row("octave errors (share of voiced frames)", fmt(m[S]["octave"], 2, " %"), fmt(m[A]["octave"], 2, " %"), "≤ 0.5 %",
-        m[S]["octave"] is not None and m[S]["octave"] <= 0.5)
-    no_organ = {t: metrics(res[t], entries, lambda e: clean(e) and e["instrument"] != "church organ") for t in names}
-    row("octave errors without the church organ (see Soundfont tuning)", fmt(no_organ[S]["octave"], 2, " %"),
-        fmt(no_organ[A]["octave"], 2, " %"), "≤ 0.5 %", no_organ[S]["octave"] <= 0.5)
-    row("octave errors at 20 dB SNR", fmt(m20[S]["octave"], 2, " %"), fmt(m20[A]["octave"], 2, " %"), "≤ 0.5 %",
-        None if m20[S]["octave"] is None else m20[S]["octave"] <= 0.5)
-    row("voiced-frame recall", fmt(m[S]["recall"], 1, " %"), fmt(m[A]["recall"], 1, " %"))
-    row("no note on noise-only files", fmt(nn[S], 2, " %"), fmt(nn[A], 2, " %"), "≥ 99 %", nn[S] is not None and nn[S] >= 99)
-    row("no note on silence", fmt(ns[S], 2, " %"), fmt(ns[A], 2, " %"), "≥ 99 %", ns[S] is not None and ns[S] >= 99)
-    row(f"lock time, notes > 100 Hz, median ({m[S]['notes_high']} notes)", ms(m[S]["lock_high_median"]),
-        ms(m[A]["lock_high_median"]), "≤ 60 ms", m[S]["lock_high_median"] <= 0.060)
-    row("lock time, notes > 100 Hz, 90th percentile", ms(m[S]["lock_high_p90"]), ms(m[A]["lock_high_p90"]), "≤ 60 ms",
-        m[S]["lock_high_p90"] <= 0.060)
-    row("notes > 100 Hz never locked", f"{m[S]['never_locked_high']}", f"{m[A]['never_locked_high']}")
-    row(f"lock time, all notes, median / p90 ({m[S]['notes']} notes)",
-        f"{ms(m[S]['lock_median'])} / {ms(m[S]['lock_p90'])}", f"{ms(m[A]['lock_median'])} / {ms(m[A]['lock_p90'])}")
-    row("synthetic control (exact truth), sustained E1–C7: median \\|error\\|", fmt(synthetic[S]["median"], 2, " ¢"),
-        fmt(synthetic[A]["median"], 2, " ¢"), "≤ 1 cent", synthetic[S]["median"] is not None and synthetic[S]["median"] <= 1)
-    row("synthetic control: octave errors / recall", f"{fmt(synthetic[S]['octave'], 2, ' %')} / {fmt(synthetic[S]['recall'], 1, ' %')}",
-        f"{fmt(synthetic[A]['octave'], 2, ' %')} / {fmt(synthetic[A]['recall'], 1, ' %')}")
-    row("synthetic control: lock > 100 Hz, median / p90", f"{ms(synthetic[S]['lock_high_median'])} / {ms(synthetic[S]['lock_high_p90'])}",
-        f"{ms(synthetic[A]['lock_high_median'])} / {ms(synthetic[A]['lock_high_p90'])}")
-    add("")
-    add("Cells read Spectrum / aubio in the tables below.")
-    add("")
-    add("### Per instrument (clean files)")
-    add("")
-    add("| instrument | median \\|err\\| ¢ | vs measured ¢ | steady frames: share %, median ¢ | ≤ 5 ¢ % | ≤ 10 ¢ % | octave % | recall % | lock > 100 Hz median | lock > 100 Hz p90 |")
-    add("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name in [i[0] for i in INSTRUMENTS] + [SYNTHETIC]:
-        sel = lambda e, n=name: e["condition"] == "clean" and e["instrument"] == n  # noqa: E731
-        if not any(sel(e) for e in entries):
-            continue
-        p = {t: metrics(res[t], entries, sel) for t in names}
-        add(f"| {name} | {pair(p, 'median', 2)} | {pair(p, 'median_measured', 2)} | "
-            f"{fmt(p[S]['steady_share'], 0)}, {pair(p, 'median_steady', 2)} | {pair(p, 'within5')} | "
-            f"{pair(p, 'within10')} | {pair(p, 'octave', 2)} | {pair(p, 'recall')} | "
-            f"{ms(p[S]['lock_high_median'])} / {ms(p[A]['lock_high_median'])} | "
-            f"{ms(p[S]['lock_high_p90'])} / {ms(p[A]['lock_high_p90'])} |")
-    add("")
-    add("### By noise (sampled instruments, sustained notes and melodies)")
-    add("")
-    add("| condition | median \\|err\\| ¢ | ≤ 10 ¢ % | octave % | recall % | lock > 100 Hz median | lock > 100 Hz p90 |")
-    add("| --- | --- | --- | --- | --- | --- | --- |")
-    conditions = ["clean"] + sorted({e["condition"] for e in labelled} - {"clean"},
-                                    key=lambda c: (-int(c.split()[1]), c))
-    for condition in conditions:
-        sel = lambda e, c=condition: real(e) and e["condition"] == c  # noqa: E731
-        p = {t: metrics(res[t], entries, sel) for t in names}
-        add(f"| {condition} | {pair(p, 'median', 2)} | {pair(p, 'within10')} | {pair(p, 'octave', 2)} | "
-            f"{pair(p, 'recall')} | {ms(p[S]['lock_high_median'])} / {ms(p[A]['lock_high_median'])} | "
-            f"{ms(p[S]['lock_high_p90'])} / {ms(p[A]['lock_high_p90'])} |")
-    add("")
-    add("| no-note file | Spectrum no note % | aubio no note % |")
-    add("| --- | --- | --- |")
-    for entry in [e for e in entries if not e["notes"]]:
-        sel = lambda e, p=entry["path"]: e["path"] == p  # noqa: E731
-        add(f"| {entry['instrument']} | {fmt(no_note_rate(res[S], entries, sel), 2)} | "
-            f"{fmt(no_note_rate(res[A], entries, sel), 2)} |")
-    add("")
-    add("### Octave errors by cause (Spectrum, clean files)")
-    add("")
-    add("Each octave-error frame with the partial that decides the octave, in the window the tuner read for that frame "
-        f"(the newest {TUNER_WINDOW} samples): for a reading too high, the note's own fundamental; for one too low, the "
-        "sub-octave (half the note's frequency). Level in dB against the strongest of the note's first eight harmonics. "
-        "A reading too high while the fundamental is 20 dB or more under that, or too low while the sub-octave is within "
-        "20 dB of it, follows what the window holds at that moment (an organ's low pipes speaking late, a saxophone's "
-        "octave-below attack, a previous note ringing); the others are misses of the detector itself.")
-    add("")
-    add("| instrument | direction | frames | deciding partial, median dB | frames where the window holds the wrong octave |")
-    add("| --- | --- | --- | --- | --- |")
-    total = sum(len(v) for v in causes.values())
-    forced = 0
-    for (name, direction), levels in sorted(causes.items(), key=lambda item: -len(item[1])):
-        held = sum(1 for v in levels if (v <= -20 if direction == "up" else v > -20))
-        forced += held
-        add(f"| {name} | {'too high' if direction == 'up' else 'too low'} | {len(levels)} | {np.median(levels):.1f} | {held} |")
-    voiced = m[S]["voiced"]
-    if voiced:
-        add(f"| all | | {total} ({100 * total / voiced:.2f} % of voiced frames) | | {forced} ({100 * forced / voiced:.2f} %) |")
-    add("")
-    add("### Soundfont tuning")
-    add("")
-    add("Each clean note's real pitch, measured from the rendered audio over its scored part (Hann window, FFT "
-        "zero-padded ×8, the fundamental's parabolic peak, or the median of f_k/k where the fundamental is 20 dB below the strongest of the first six harmonics), against its label. FluidSynth seems to "
-        "round pitch to whole cents (in a check, a +23 cent bend measured +22.0 cents on organ, flute and violin) "
-        "and FluidR3's samples carry their own tuning, so these are what the labels cannot "
-        "know. Labels are **not** corrected; the table shows how far a perfect tuner would read from them. "
-        "Not visible here: FluidR3's church organ registration adds a quint (partials at 3/2·f, so the waveform's "
-        "period is 2/f, an octave below the note), piano partials are stretched (inharmonic), and the choir "
-        "and violin samples carry vibrato/ensemble detuning.")
-    add("")
-    add("| instrument | notes measured | median offset ¢ | median \\|offset\\| ¢ | largest \\|offset\\| ¢ (note) |")
-    add("| --- | --- | --- | --- | --- |")
-    for name in [i[0] for i in INSTRUMENTS] + [SYNTHETIC]:
-        notes = [n for e in clean_files if e["instrument"] == name for n in e["notes"] if n.get("measured_hz")]
-        if not notes:
-            continue
-        offsets = [cents(n["measured_hz"], n["hz"]) for n in notes]
-        worst = max(range(len(notes)), key=lambda i: abs(offsets[i]))
-        add(f"| {name} | {len(notes)} | {np.median(offsets):+.2f} | {np.median(np.abs(offsets)):.2f} | "
-            f"{offsets[worst]:+.1f} ({note_name(notes[worst]['key'])}{notes[worst]['cents']:+.0f}¢) |")
-    return "\n".join(lines)
-
-
-def pair(p, key, digits=1):
-    names = list(p)
-    return f"{fmt(p[names[0]][key], digits)} / {fmt(p[names[1]][key], digits)}"
-
-
 NOTE_NAMES = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
 
 
@@ -669,54 +579,223 @@ def note_name(key):
     return f"{NOTE_NAMES[key % 12]}{key // 12 - 1}"
 
 
-def aubio_version():
+def package_version(package):
     try:
-        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "aubio-tools"], capture_output=True, text=True)
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True)
         return out.stdout.strip() or "?"
     except OSError:
         return "?"
 
 
+# Rows of the condition tables: (label, file selection, note selection).
+def condition_rows():
+    everything = lambda e: True  # noqa: E731
+    rows = [("all conditions", everything, None)]
+    for condition in CONDITIONS:
+        rows.append((condition, lambda e, c=condition: e["condition"] == c, None))
+    rows.append(("detuned notes (±7, ±23 ¢), clean", lambda e: e["condition"] == "clean", lambda n: abs(n["cents"]) > 0.5))
+    rows.append(("melodies, clean", lambda e: e["condition"] == "clean" and e["kind"] == "melody", None))
+    return rows
+
+
+def part_report(add, res, entries, part, names):
+    """The tables of one part (`tuning` or `held-out`) of the corpus."""
+    S = names[0]
+    in_part = lambda e: e["part"] == part and e["instrument"] != SYNTHETIC  # noqa: E731
+    add("| condition | voiced frames | " + " | ".join(f"{t} ≤ 50 ¢ %" for t in names) + " |")
+    add("| --- | --- |" + " --- |" * len(names))
+    for label, select, note_select in condition_rows():
+        sel = lambda e, s=select: in_part(e) and s(e)  # noqa: E731
+        kwargs = {"note_select": note_select} if note_select else {}
+        p = {t: metrics(res[t], entries, sel, **kwargs) for t in names}
+        add(f"| {label} | {p[S]['voiced']} | " + " | ".join(fmt(p[t]["within50"]) for t in names) + " |")
+    add("")
+    clean_sustained = lambda e: in_part(e) and e["condition"] == "clean" and e["kind"] == "sustained"  # noqa: E731
+    clean = lambda e: in_part(e) and e["condition"] == "clean"  # noqa: E731
+    every = {t: metrics(res[t], entries, in_part) for t in names}
+    steady = {t: metrics(res[t], entries, clean_sustained) for t in names}
+    cleanm = {t: metrics(res[t], entries, clean) for t in names}
+    noise = {t: no_note_rate(res[t], entries, lambda e: e["part"] == part and e["condition"] == "noise") for t in names}
+    drums = {t: no_note_rate(res[t], entries, lambda e: e["part"] == part and e["kind"] == "no note"
+                             and e["condition"] == "clean") for t in names}
+    silence = {t: no_note_rate(res[t], entries, lambda e: e["part"] == part and e["condition"] == "silence") for t in names}
+    add("| metric | " + " | ".join(names) + " | target (issue 16) |")
+    add("| --- |" + " --- |" * (len(names) + 1))
+    add("| octave errors, all conditions (share of voiced frames) | " + " | ".join(fmt(every[t]["octave"], 2, " %") for t in names) + " | ≤ 0.3 % |")
+    add("| median \\|error\\| on steady frames of clean sustained notes, vs the frame's measured pitch | "
+        + " | ".join(fmt(steady[t]["median_steady"], 2, " ¢") for t in names) + " | ≤ 0.7 ¢ |")
+    add("| median \\|error\\|, clean, all reported frames, vs label | " + " | ".join(fmt(cleanm[t]["median"], 2, " ¢") for t in names) + " | |")
+    add(f"| lock time, clean notes > 100 Hz, median ({cleanm[S]['notes_high']} notes) | "
+        + " | ".join(ms(cleanm[t]["lock_high_median"]) for t in names) + " | ≤ 50 ms |")
+    add("| a note's first shown reading within 5 ¢ of where it settles, clean (share of notes) | "
+        + " | ".join(fmt(cleanm[t]["first_within5"], 1, " %") for t in names) + " | |")
+    add("| one-frame excursions > 10 ¢ during a note, clean (per 1000 voiced frames) | "
+        + " | ".join(fmt(cleanm[t]["excursions"], 2) for t in names) + " | 0 |")
+    add("| no note on noise-only files | " + " | ".join(fmt(noise[t], 2, " %") for t in names) + " | ≥ 99 % |")
+    add("| no note on the GM drum kit | " + " | ".join(fmt(drums[t], 2, " %") for t in names) + " | ≥ 99 % |")
+    add("| no note on digital silence | " + " | ".join(fmt(silence[t], 2, " %") for t in names) + " | 100 % |")
+    add("")
+    add("By family and soundfont, all conditions, share of voiced frames within 50 cents (%):")
+    add("")
+    add("| family / soundfont | voiced frames | " + " | ".join(names) + " |")
+    add("| --- | --- |" + " --- |" * len(names))
+    for family in sorted(set(FAMILIES.values())):
+        sel = lambda e, f=family: in_part(e) and FAMILIES.get(e["instrument"]) == f  # noqa: E731
+        p = {t: metrics(res[t], entries, sel) for t in names}
+        add(f"| {family} | {p[S]['voiced']} | " + " | ".join(fmt(p[t]["within50"]) for t in names) + " |")
+    for font, _path, font_part in SOUNDFONTS:
+        if font_part != part:
+            continue
+        sel = lambda e, f=font: in_part(e) and e["soundfont"] == f  # noqa: E731
+        p = {t: metrics(res[t], entries, sel) for t in names}
+        add(f"| {font} | {p[S]['voiced']} | " + " | ".join(fmt(p[t]["within50"]) for t in names) + " |")
+
+
+def report(entries, tools, command, elapsed, quick, loads, pyin_note, options=()):
+    names = list(tools)
+    lines = []
+    add = lines.append
+    labelled = [e for e in entries if e["notes"]]
+    clean_files = [e for e in labelled if e["condition"] == "clean"]
+    add(f"Generated by `scripts/accuracy-pitch` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+        f"{' (**--quick subset**)' if quick else ''}; run time {elapsed / 60:.1f} min (corpus, all tools, scoring; "
+        f"the release build not counted{'; the corpus and ' + str(len(CACHE_HITS)) + ' reference-tool outputs reused from the cache of an earlier run' if CACHE_HITS else ''}; under `nice`, load average {loads[0]:.1f} at the start and {loads[1]:.1f} at the end: "
+        "the machine was shared).")
+    add("")
+    add(f"- Machine: {corpus.machine()}")
+    add(f"- Command: `{command}`")
+    add(f"- Spectrum: `spectrum analyze FILE{''.join(' ' + o for o in options)}` (release build, default preset: 38–2200 Hz, A4 = 440 Hz, hop 800 at 48 kHz, 735 at 44.1 kHz).")
+    add(f"- aubio yin / yinfft: `{' '.join(aubio_command('yinfft', SR))} FILE` with `-p yinfast` (aubio's faster YIN, the same estimates) or `-p yinfft` "
+        f"(`-H {LOW_RATE_HOP} -r {LOW_RATE}` at 44.1 kHz; aubio-tools {package_version('aubio-tools')}); its time stamp + one hop = "
+        "newest sample, the same convention as Spectrum's `time`.")
+    add(f"- pYIN: {pyin_note}")
+    add("")
+    add("### Corpus")
+    add("")
+    fonts = ", ".join(f"{f} (`{p}`, {part})" for f, p, part in SOUNDFONTS)
+    add(f"{len(clean_files)} clean labelled files ({sum(len(e['notes']) for e in clean_files)} notes) rendered by "
+        f"FluidSynth {package_version('fluidsynth')} (reverb and chorus off, 48 kHz, mono, peak −3 dBFS) from generated "
+        f"MIDI files with {fonts}, and a synthetic control (harmonic tones, exact truth; tuning part). Every file is also "
+        f"scored with pink noise at {' and '.join(str(s) for s in PINK_SNRS)} dB SNR (noise RMS against the signal's "
+        f"RMS between note-ons and note-offs), scaled to peak at {QUIET_PEAK_DBFS:.0f} dBFS (\"quiet\"), and resampled "
+        f"to 44.1 kHz by sox: {len(labelled)} labelled files. Per soundfont and instrument: one file of sustained notes "
+        "(1.2 s, 0.4 s apart) across its range, cycling through detunings "
+        f"{', '.join(f'{c:+d}' for c in SUSTAINED_DETUNE)} cents by pitch bend (bend range 1 semitone, so a bend value v "
+        "is exactly (v − 8192)/8192 × 100 cents); two melodies of 12 notes (0.25–0.7 s, legato or short gaps, leaps up "
+        "to an octave; the second bent by ±7 or ±23 cents). Labels: MIDI note-on/off times and "
+        "440 × 2^((key − 69 + cents/100)/12) Hz. No-note files, one set per part: white and pink noise at −20 and "
+        "−40 dBFS RMS, digital silence, and a GM drum pattern rendered with each soundfont.")
+    add("")
+    add("| instrument | family | GM program | range | notes per soundfont |")
+    add("| --- | --- | --- | --- | --- |")
+    for name, program, low, high, _ in INSTRUMENTS:
+        chosen = [e for e in clean_files if e["instrument"] == name and e["soundfont"] == SOUNDFONTS[0][0]]
+        if chosen:
+            add(f"| {name} | {FAMILIES[name]} | {program + 1} | {note_name(low)} {key_hz(low):.1f} Hz – "
+                f"{note_name(high)} {key_hz(high):.0f} Hz | {sum(len(e['notes']) for e in chosen)} |")
+    add("")
+    add("### Scoring rules")
+    add("")
+    add(f"- Voiced frames: frames whose time lies in [note-on + {ONSET_GUARD * 1000:.0f} ms, note-off − "
+        f"{OFFSET_GUARD * 1000:.0f} ms] of a labelled note. Error = 1200·log2(reported / label) cents.")
+    add("- **≤ 50 ¢ %** (raw pitch accuracy): share of all voiced frames (reported or not) whose reported pitch is "
+        "within 50 cents of the label.")
+    add("- Octave errors: voiced frames whose error is within 50 cents of ±1200 or ±2400, as a share of all voiced frames.")
+    add(f"- Lock time: from note-on to the first frame whose pitch is within {LOCK_TOLERANCE:.0f} cents of the label "
+        f"and stays so for {LOCK_FRAMES} frames (\"never\" counts as infinitely late). It includes the instrument's attack.")
+    add(f"- Steady frames: the clean rendering's pitch is measured for every frame over the window the tuner reads "
+        f"(the newest {TUNER_WINDOW} samples; 6 periods about the same centre below 103 Hz: the fundamental's "
+        "interpolated peak in a ×8 zero-padded FFT, or the median of f_k/k when the fundamental is 20 dB under the "
+        f"strongest of the first six harmonics); a frame is steady when that pitch and its neighbours' span less than "
+        f"{STEADY_CENTS:.0f} cents. Vibrato, scoops and the soundfonts' own tuning make the label no truth to a cent.")
+    add("- No note: share of frames with no reported pitch in the no-note files.")
+    add("- First shown reading: the first frame after note-on within 50 cents of the label, against the median of the "
+        "note's frames from 150 ms after note-on (the settled reading). One-frame excursion: a frame of a note more than "
+        "10 cents from both neighbours while they agree within 10 cents.")
+    add("")
+    add("### Held-out part (MuseScore General, TimGM6mb): the headline")
+    add("")
+    add("Nothing in the tuner was chosen on these files.")
+    add("")
+    part_report(add, tools, entries, "held-out", names)
+    add("")
+    add("### Tuning part (FluidR3 GM): where parameters are chosen")
+    add("")
+    part_report(add, tools, entries, "tuning", names)
+    synthetic = {t: metrics(tools[t], entries, lambda e: e["instrument"] == SYNTHETIC and e["condition"] == "clean") for t in names}
+    add("")
+    add("Synthetic control (harmonic tones E1–C7, exact truth), clean: median \\|error\\| "
+        + ", ".join(f"{t} {fmt(synthetic[t]['median'], 2, ' ¢')}" for t in names) + ".")
+    pyin = [t for t in names if t.startswith("pYIN")]
+    if pyin:
+        add("")
+        add("### All four on pYIN's subset (the first melody of each instrument and soundfont, no-note files)")
+        add("")
+        add("| part, condition | voiced frames | " + " | ".join(f"{t} ≤ 50 ¢ %" for t in names) + " |")
+        add("| --- | --- |" + " --- |" * len(names))
+        for part in ("held-out", "tuning"):
+            for condition in PYIN_CONDITIONS:
+                sel = lambda e, c=condition, p=part: pyin_selected(e) and e["part"] == p and e["condition"] == c \
+                    and e["instrument"] != SYNTHETIC  # noqa: E731
+                p = {t: metrics(tools[t], entries, sel) for t in names}
+                add(f"| {part}, {condition} | {p[names[0]]['voiced']} | " + " | ".join(fmt(p[t]["within50"]) for t in names) + " |")
+    return "\n".join(lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small subset (5 instruments, one noise condition)")
-    parser.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "spectrum-accuracy-pitch"))
+    parser.add_argument("--quick", action="store_true", help="small subset (5 instruments, one melody each)")
+    parser.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "spectrum-accuracy-pitch"),
+                        help="corpus cache (outside git); reused while the corpus is unchanged")
     parser.add_argument("--spectrum", default=".build/release/spectrum")
     parser.add_argument("--doc", default="docs/accuracy.md", help="document to update between the pitch markers")
     parser.add_argument("--no-doc", action="store_true", help="print the report instead of updating the document")
+    parser.add_argument("--no-pyin", action="store_true", help="skip librosa's pYIN (the slowest part)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--spectrum-option", action="append", default=[], metavar="ARG",
+                        help="an argument for `spectrum analyze` (repeat: --spectrum-option=--preset --spectrum-option=x.yaml), "
+                             "to try parameters on the tuning part")
     parser.add_argument("--command", default="scripts/accuracy-pitch")
     args = parser.parse_args()
     started = time.time()
+    load_start = os.getloadavg()[0]
 
     print(f"building corpus in {args.work} ...", file=sys.stderr)
     entries = build_corpus(args.work, args.quick, args.jobs)
-    print(f"corpus: {len(entries)} files ({time.time() - started:.0f} s); running spectrum and aubiopitch ...",
-          file=sys.stderr)
+    print(f"corpus: {len(entries)} files ({time.time() - started:.0f} s); running the tools ...", file=sys.stderr)
     with futures.ThreadPoolExecutor(args.jobs) as pool:
-        spectrum_frames = list(pool.map(lambda e: run_spectrum(args.spectrum, e["path"]), entries))
-        aubio_frames = list(pool.map(lambda e: run_aubio(e["path"]), entries))
-    tools = {
-        "Spectrum": [score_file(e, f) for e, f in zip(entries, spectrum_frames)],
-        "aubio": [score_file(e, f) for e, f in zip(entries, aubio_frames)],
-    }
-    # Per-note details for digging into failures.
+        frames = {
+            "Spectrum": list(pool.map(lambda e: run_spectrum(args.spectrum, e, args.spectrum_option), entries)),
+            "aubio yin": list(pool.map(lambda e: run_aubio("yinfast", e), entries)),
+            "aubio yinfft": list(pool.map(lambda e: run_aubio("yinfft", e), entries)),
+        }
+    print(f"Spectrum and aubio done ({time.time() - started:.0f} s)", file=sys.stderr)
+    version = None if args.no_pyin else librosa_version()
+    if version:
+        chosen = [i for i, e in enumerate(entries) if pyin_selected(e)]
+        # pYIN runs in worker processes: its cache hits are counted here.
+        CACHE_HITS.extend(p for p in (f"{entries[i]['path']}.pyin.frames.json" for i in chosen) if os.path.exists(p))
+        with futures.ProcessPoolExecutor(args.jobs) as pool:
+            results = dict(zip(chosen, pool.map(run_pyin, [entries[i]["path"] for i in chosen])))
+        frames["pYIN"] = [results.get(i) for i in range(len(entries))]
+        pyin_note = (f"`librosa.pyin(fmin=38, fmax=2200, frame_length={PYIN_FRAME}, hop_length={PYIN_HOP}, "
+                     f"center=False)` on a {PYIN_RATE // 1000} kHz copy (librosa {version}, PyPI); ~50× slower than the "
+                     f"others, so run on the first melody of each instrument and soundfont in {', '.join(PYIN_CONDITIONS)} and on the no-note files only "
+                     "(– where it did not run; its numbers in the tables above are over that subset).")
+        print(f"pYIN done ({time.time() - started:.0f} s)", file=sys.stderr)
+    else:
+        pyin_note = "not run (`--no-pyin`, or librosa not importable)."
+    tools = {name: [None if f is None else score_file(e, f) for e, f in zip(entries, per_file)]
+             for name, per_file in frames.items()}
     with open(os.path.join(args.work, "details.json"), "w") as handle:
-        json.dump([{"path": e["path"], "instrument": e["instrument"], "condition": e["condition"],
-                    "notes": [dict(n, spectrum_lock=tools["Spectrum"][i]["locks"][k],
-                                   aubio_lock=tools["aubio"][i]["locks"][k],
-                                   spectrum_errors=[v[1] for v in tools["Spectrum"][i]["voiced"] if v[0] == k],
-                                   aubio_errors=[v[1] for v in tools["aubio"][i]["voiced"] if v[0] == k],
-                                   spectrum_steady_errors=[v[3] for v in tools["Spectrum"][i]["voiced"] if v[0] == k],
-                                   aubio_steady_errors=[v[3] for v in tools["aubio"][i]["voiced"] if v[0] == k])
-                              for k, n in enumerate(e["notes"])],
-                    "spectrum_pitched": tools["Spectrum"][i]["pitched"], "aubio_pitched": tools["aubio"][i]["pitched"],
-                    "frames": tools["Spectrum"][i]["frames"]}
+        json.dump([{"path": e["path"], "instrument": e["instrument"], "condition": e["condition"], "part": e["part"],
+                    "notes": [{"key": n["key"], "cents": n["cents"], "hz": n["hz"], "on": n["on"], "off": n["off"],
+                               **{f"{t} errors": [v[1] for v in tools[t][i]["voiced"] if v[0] == k]
+                                  for t in tools if tools[t][i] is not None}}
+                              for k, n in enumerate(e["notes"])]}
                    for i, e in enumerate(entries)], handle, default=lambda v: None if v != v else v)
-    causes = octave_error_causes(entries, spectrum_frames)
-    body = report(entries, tools, args.command.strip(), time.time() - started, args.quick, causes)
+    body = report(entries, tools, args.command.strip(), time.time() - started, args.quick,
+                  (load_start, os.getloadavg()[0]), pyin_note, args.spectrum_option)
     if args.no_doc:
         print(body)
     else:

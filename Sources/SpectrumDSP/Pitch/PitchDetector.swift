@@ -5,14 +5,14 @@ import SpectrumCore
 /// Fundamental frequency by normalised autocorrelation (seed 000's tuner; the correlation
 /// itself is `NormalisedAutocorrelation`).
 ///
-/// Each hop: gates (silence, a fast decay), the first key maximum of the correlation of the
+/// Each hop: gates (silence, the input's noise floor, a fast decay), the first key maximum of the correlation of the
 /// long window (2.2 periods of the lowest note), the octave hold and the mutation check, the
 /// period by parabolic interpolation, and above 150 Hz a refinement on the fundamental's phase
 /// advance (a piano's stretched partials pull the autocorrelation sharp). A short window
 /// (2.2 periods of 150 Hz, the newest 14.7 ms) answers when the long window finds no pitch — at
 /// a note's start, where it still holds what came before — overrules a lower long-window
-/// reading from 300 Hz up or a legato mixture's common period below, and confirms one it
-/// agrees with (the tracker then shows it at once), so notes above 150 Hz show sooner.
+/// reading from 300 Hz up or a legato mixture's common period below, and tells the tracker
+/// how closely it agrees with the long window (alike, a note is shown at once).
 ///
 /// `init` allocates and plans; `detect` is real-time safe.
 struct PitchDetector: ~Copyable {
@@ -22,7 +22,15 @@ struct PitchDetector: ~Copyable {
     private let short: NormalisedAutocorrelation
     private let sampleRateHz: Float
     private let confidenceThreshold: Float
-    private let silenceGateRms: Float
+    /// `silenceGateDecibels` as a mean square per sample: never a note below it, and the
+    /// lowest the noise floor goes.
+    private let silenceGateMeanSquare: Float
+    /// `gateAboveNoiseFloorDecibels` as a power ratio.
+    private let gateAboveNoiseFloorRatio: Float
+    /// The input's noise floor, a mean square per sample: the quietest window, followed down
+    /// at once and up by `noiseFloorRisePerHop` (minimum tracking).
+    private var noiseFloorMeanSquare: Float
+    private let noiseFloorRisePerHop: Float
     /// Energy ratio (this hop's window / the window `decayLookbackHops` hops earlier) below which
     /// the sound is decaying too fast to tune: a drum, or a note ending.
     private let percussiveEnergyRatio: Float
@@ -65,6 +73,16 @@ struct PitchDetector: ~Copyable {
     private var measuredRatio: Float = 0
     private var hopsSinceVoiced = 0
 
+    /// The noise floor before any window was quieter: the gate starts at the fixed −60 dBFS
+    /// of old (−66 + 6 dB), so a hum or hiss present from the start is gated as before, and
+    /// falls to the input's floor at its first quieter window (the silence before playing, a
+    /// gap between notes).
+    static let initialNoiseFloorDecibels: Float = -66
+    /// How fast the floor may rise: slowly, so a note held for 20 s, 16 dB above the floor,
+    /// still clears a 6 dB gate; a steady hum or hiss louder than the floor is reached within
+    /// a minute and stays gated from then on.
+    static let noiseFloorRiseDecibelsPerSecond = 0.5
+
     /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
     static let shortWindowLowestHz = 150.0
     /// r the short window's estimate must reach: with fewer periods in it, noise and a note's
@@ -89,8 +107,6 @@ struct PitchDetector: ~Copyable {
     static let lowerOctavePowerRatio: Float = 0.01
     /// A semitone: the long window reads lower than the short window by more than this.
     static let semitoneRatio: Float = 1.0595
-    /// The short window confirms the long window's reading within 50 cents (2^(1/24) − 1).
-    static let confirmationRatio: Float = 0.0293
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
@@ -137,7 +153,10 @@ struct PitchDetector: ~Copyable {
     init(configuration: PitchConfiguration, sampleRateHz: Double, hopSeconds: Double) {
         self.sampleRateHz = Float(sampleRateHz)
         confidenceThreshold = Float(configuration.confidenceThreshold)
-        silenceGateRms = Float(pow(10, configuration.silenceGateDecibels / 20))
+        silenceGateMeanSquare = Float(pow(10, configuration.silenceGateDecibels / 10))
+        gateAboveNoiseFloorRatio = Float(pow(10, configuration.gateAboveNoiseFloorDecibels / 10))
+        noiseFloorMeanSquare = max(silenceGateMeanSquare, powf(10, Self.initialNoiseFloorDecibels / 10))
+        noiseFloorRisePerHop = Float(pow(10, Self.noiseFloorRiseDecibelsPerSecond * hopSeconds / 10))
         let minimumLag = max(2, Int((sampleRateHz / configuration.maximumFrequencyHz).rounded(.down)))
         long = NormalisedAutocorrelation(minimumLag: minimumLag,
                                          maximumLag: Int((sampleRateHz / configuration.minimumFrequencyHz).rounded(.up)))
@@ -181,7 +200,10 @@ struct PitchDetector: ~Copyable {
         if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0; heldHops = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
-        guard realtimeSquareRoot(energy / Float(long.windowFrames)) >= silenceGateRms else { return unvoiced() }
+        // Gates: the fixed silence gate, and the gate relative to the input's noise floor.
+        let meanSquare = energy / Float(long.windowFrames)
+        noiseFloorMeanSquare = max(silenceGateMeanSquare, min(meanSquare, noiseFloorMeanSquare * noiseFloorRisePerHop))
+        guard meanSquare >= silenceGateMeanSquare, meanSquare >= noiseFloorMeanSquare * gateAboveNoiseFloorRatio else { return unvoiced() }
 
         // 2) The correlation at every lag; the spectrum is kept for the fundamental's phase.
         pastSpectrumIndex = (pastSpectrumIndex + 1) % (phaseSpanHops + 1)
@@ -213,19 +235,20 @@ struct PitchDetector: ~Copyable {
         //    hold its octave below overrules a lower long-window reading (the long window still
         //    repeats at an earlier note's period, or at a period common to it and this one);
         //    lower, it overrules a long-window period that is a multiple of its own where the
-        //    long window does not repeat at its period (a legato mixture). One within 50 cents
-        //    (`confirmationRatio`) confirms the long window's reading.
-        var confirmed = false
+        //    long window does not repeat at its period (a legato mixture). Otherwise the two
+        //    windows' difference in cents goes to the tracker: a close one says the note has
+        //    settled over the whole long window.
+        var windowDifferenceCents = Float.infinity
         if let estimate = shortWindowPitch(history: history) {
             if estimate.frequencyHz >= Self.shortWindowOverruleHz && estimate.frequencyHz > frequencyHz * Self.semitoneRatio
                 || isLegatoMixture(period: periodFrames, shortWindowPeriod: sampleRateHz / estimate.frequencyHz) {
                 return shortWindowEstimate(estimate, energyRatio: energyRatio)
             }
-            confirmed = abs(estimate.frequencyHz - frequencyHz) <= frequencyHz * Self.confirmationRatio
+            windowDifferenceCents = abs(1200 * _unsafePerformance { log2f(estimate.frequencyHz / frequencyHz) })
         }
         hold(periodFrames)
         // 6) The refinement on the fundamental's phase advance.
-        return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1), confirmed: confirmed)
+        return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1), windowDifferenceCents: windowDifferenceCents)
     }
 
     /// The short window's estimate, taken when the long window has none. `energyRatio` is the
@@ -474,6 +497,7 @@ struct PitchDetector: ~Copyable {
     mutating func reset() {
         recentEnergies.fill(with: 0)
         recentEnergyIndex = 0
+        noiseFloorMeanSquare = max(silenceGateMeanSquare, _unsafePerformance { powf(10, Self.initialNoiseFloorDecibels / 10) })
         heldPeriodFrames = 0
         heldHops = 0
         _ = unvoiced()
@@ -484,8 +508,8 @@ struct PitchDetector: ~Copyable {
 struct RawPitch {
     var frequencyHz: Float
     var confidence: Float
-    /// Both windows read this pitch (the long window's reading, the short window's within
-    /// 50 cents): the tracker shows it at once.
-    var confirmed = false
+    /// |cents| between the long window's reading and the short window's (infinity when the
+    /// short window has none): both windows reading alike says the note has settled.
+    var windowDifferenceCents = Float.infinity
     static var unvoiced: RawPitch { RawPitch(frequencyHz: 0, confidence: 0) }
 }

@@ -20,6 +20,10 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
     case pitchActive
     case pitch
     case note
+    case writtenNote
+    case strobe
+    case string
+    case stringCents
     case onset
     case tempo
     case beatPhase
@@ -38,6 +42,10 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
         case .pitchActive: "/pitch/active"
         case .pitch: "/pitch"
         case .note: "/note"
+        case .writtenNote: "/note/written"
+        case .strobe: "/pitch/strobe"
+        case .string: "/pitch/string"
+        case .stringCents: "/pitch/string/cents"
         case .onset: "/onset"
         case .tempo: "/tempo"
         case .beatPhase: "/beat/phase"
@@ -72,6 +80,10 @@ public struct OSCMessageSet: OptionSet, Sendable, Hashable {
     public static let pitchActive = OSCMessageSet(.pitchActive)
     public static let pitch = OSCMessageSet(.pitch)
     public static let note = OSCMessageSet(.note)
+    public static let writtenNote = OSCMessageSet(.writtenNote)
+    public static let strobe = OSCMessageSet(.strobe)
+    public static let string = OSCMessageSet(.string)
+    public static let stringCents = OSCMessageSet(.stringCents)
     public static let onset = OSCMessageSet(.onset)
     public static let tempo = OSCMessageSet(.tempo)
     public static let beatPhase = OSCMessageSet(.beatPhase)
@@ -273,6 +285,34 @@ public struct OSCAddressSpace: Sendable, Equatable {
                 example: "\(prefix)/note s \"A4\"",
                 enabledByDefault: true),
             OSCAddressEntry(
+                kind: .writtenNote, address: prefix + OSCMessageKind.writtenNote.suffix,
+                arguments: [OSCArgumentSpec(name: "name", typeTag: "s", unit: "scientific pitch notation, sharps", range: "C-1..G9")],
+                rate: everyFrame + " while a note sounds",
+                description: "The note in the player's key (`--transpose Bb|Eb|F|SEMITONES`: a B♭ trumpet's sounding C4 is its written D4); the same as `\(prefix)/note` without a transposition.",
+                example: "\(prefix)/note/written s \"D4\"",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .strobe, address: prefix + OSCMessageKind.strobe.suffix,
+                arguments: [OSCArgumentSpec(name: "phase", typeTag: "f", unit: "turns", range: "0..1")],
+                rate: everyFrame + " while a note sounds",
+                description: "A strobe tuner's band position: it moves a quarter turn per second per cent sharp (backwards when flat) of the tuning target (the string in string mode, else the note, in the temperament) and stands still in tune. Draw a repeating band shifted by phase × its period.",
+                example: "\(prefix)/pitch/strobe f 0.375",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .string, address: prefix + OSCMessageKind.string.suffix,
+                arguments: [OSCArgumentSpec(name: "string", typeTag: "s", unit: "the nearest open string's note; \"\" outside string mode", range: "B0..E5")],
+                rate: everyFrame + " while a note sounds",
+                description: "String mode (`--strings guitar|guitar-drop-d|bass|bass-5|violin|viola|cello|ukulele`): the nearest open string.",
+                example: "\(prefix)/pitch/string s \"A2\"",
+                enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .stringCents, address: prefix + OSCMessageKind.stringCents.suffix,
+                arguments: [OSCArgumentSpec(name: "cents", typeTag: "f", unit: "cents from the nearest open string (0 outside string mode)", range: "−1200..1200")],
+                rate: everyFrame + " while a note sounds",
+                description: "String mode: how far the note is from that string (equal temperament, the reference pitch).",
+                example: "\(prefix)/pitch/string/cents f -3.5",
+                enabledByDefault: true),
+            OSCAddressEntry(
                 kind: .onset, address: prefix + OSCMessageKind.onset.suffix,
                 arguments: [OSCArgumentSpec(name: "strength", typeTag: "f", unit: "rise above the adaptive threshold", range: "0..1")],
                 rate: "on frames with an onset (at most 10 per second)",
@@ -318,7 +358,7 @@ public struct OSCAddressSpace: Sendable, Equatable {
     public static let sections: [(title: String, kinds: [OSCMessageKind])] = [
         ("Spectrum", [.bands, .peaks, .groups]),
         ("Level", [.level, .levelDecibels]),
-        ("Tuner", [.pitchActive, .pitch, .note]),
+        ("Tuner", [.pitchActive, .pitch, .note, .writtenNote, .strobe, .string, .stringCents]),
         ("Rhythm", [.onset, .tempo, .beatPhase, .beat]),
         ("Waveform", [.waveform]),
         ("Status", [.status, .targetStatus, .serverStatus]),

@@ -230,6 +230,7 @@ enum RouteMath {
         case .pitchHz: 0...20000
         case .pitchMidi: 0...127
         case .pitchCents: -50...50
+        case .stringCents: -1200...1200
         case .waveform: -1...1
         case .beatInBar, .beatCount, .status, .target: 0...2_147_483_520
         default: 0...1

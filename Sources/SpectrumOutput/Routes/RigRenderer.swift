@@ -250,6 +250,8 @@ final class RigRenderer {
         case .pitchCents: return frame.pitch.hasNote ? Double(frame.pitch.cents) : 0
         case .pitchConfidence: return frame.pitch.hasNote ? Double(frame.pitch.confidence) : 0
         case .pitchActive: return frame.pitch.hasNote && frame.pitch.noteNumber < 128 ? 1 : 0
+        case .pitchStrobe: return frame.pitch.hasNote ? Double(frame.pitch.strobePhase) : 0
+        case .stringCents: return frame.pitch.hasNote && frame.pitch.stringNoteNumber >= 0 ? Double(frame.pitch.stringCents) : 0
         case .waveform: return Double(frame.waveform[element])
         case .status(let field):
             let status = context.status
@@ -274,7 +276,7 @@ final class RigRenderer {
             case .errors: return Double(health.errors)
             case .address, .state: return 0
             }
-        case .noteName: return 0
+        case .noteName, .writtenNoteName, .stringName: return 0
         }
     }
 
@@ -283,6 +285,12 @@ final class RigRenderer {
         case .noteName:
             let number = Int(frame.pitch.noteNumber)
             return frame.pitch.hasNote && number < 128 ? noteNames[number] : emptyText
+        case .writtenNoteName:
+            let number = Int(frame.pitch.writtenNoteNumber)
+            return frame.pitch.hasNote && (0..<128).contains(number) ? noteNames[number] : emptyText
+        case .stringName:
+            let number = Int(frame.pitch.stringNoteNumber)
+            return frame.pitch.hasNote && (0..<128).contains(number) ? noteNames[number] : emptyText
         case .target(.address):
             return element < targetTexts.count ? targetTexts[element].address : emptyText
         case .target(.state):

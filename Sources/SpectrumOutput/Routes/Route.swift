@@ -23,6 +23,14 @@ public enum RouteSource: Sendable, Equatable, Hashable {
     case pitchHz, pitchMidi, pitchCents, pitchConfidence, pitchActive
     /// The note's name ("A4"), a text value; "" without a note.
     case noteName
+    /// The note in the player's key (`--transpose`), text; "" without a note.
+    case writtenNoteName
+    /// The strobe's position, 0..<1 (0 without a note).
+    case pitchStrobe
+    /// String mode: the nearest open string's name ("A2"), text; "" without a note or string mode.
+    case stringName
+    /// String mode: cents from that string (0 without a note or string mode).
+    case stringCents
     case waveform
     case status(StatusField)
     /// One value per OSC target: its 1-based index, `HOST:PORT`, state (ok, refused,
@@ -68,6 +76,10 @@ public enum RouteSource: Sendable, Equatable, Hashable {
         case .pitchConfidence: return "pitch.confidence"
         case .pitchActive: return "pitch.active"
         case .noteName: return "note"
+        case .writtenNoteName: return "note.written"
+        case .pitchStrobe: return "pitch.strobe"
+        case .stringName: return "pitch.string"
+        case .stringCents: return "pitch.string_cents"
         case .waveform: return "waveform"
         case .status(let field): return "status.\(field.rawValue)"
         case .target(let field): return "target.\(field.rawValue)"
@@ -136,6 +148,10 @@ public enum RouteSource: Sendable, Equatable, Hashable {
         case "pitch.confidence": self = .pitchConfidence
         case "pitch.active": self = .pitchActive
         case "note", "pitch.note": self = .noteName
+        case "note.written": self = .writtenNoteName
+        case "pitch.strobe": self = .pitchStrobe
+        case "pitch.string": self = .stringName
+        case "pitch.string_cents": self = .stringCents
         case "waveform": self = .waveform
         default:
             let parts = head.split(separator: ".", maxSplits: 1).map(String.init)
@@ -162,7 +178,7 @@ public enum RouteSource: Sendable, Equatable, Hashable {
     /// True for sources that give text rather than a number.
     public var isText: Bool {
         switch self {
-        case .noteName, .target(.address), .target(.state): true
+        case .noteName, .writtenNoteName, .stringName, .target(.address), .target(.state): true
         default: false
         }
     }
@@ -174,7 +190,7 @@ public enum RouteSource: Sendable, Equatable, Hashable {
         case .bpm: 0...300
         case .pitchHz: 0...4200
         case .pitchMidi: 0...127
-        case .pitchCents: -50...50
+        case .pitchCents, .stringCents: -50...50
         case .waveform: -1...1
         case .beatInBar: 0...16
         case .beatCount, .status, .target: 0...Double(Int32.max)

@@ -5,6 +5,7 @@ extension OSCAddressSpace {
     public func rig(messages: OSCMessageSet = .default) -> Rig {
         // The order of the bundle: what lights need first, the status last.
         let order: [OSCMessageKind] = [.bands, .peaks, .groups, .level, .levelDecibels, .pitchActive, .pitch, .note,
+                                       .writtenNote, .strobe, .string, .stringCents,
                                        .onset, .tempo, .beatPhase, .beat, .waveform, .status, .targetStatus, .serverStatus]
         let routes = order.filter(messages.contains).map { kind in
             let address = "{prefix}" + kind.suffix
@@ -30,6 +31,10 @@ extension OSCAddressSpace {
                 return Route(values: [RouteValue(.pitchHz), RouteValue(.pitchMidi), RouteValue(.pitchCents), RouteValue(.pitchConfidence)],
                              address: address, condition: .pitchActive)
             case .note: return Route(values: [RouteValue(.noteName)], address: address, arguments: .tags(["s"]), condition: .pitchActive)
+            case .writtenNote: return Route(values: [RouteValue(.writtenNoteName)], address: address, arguments: .tags(["s"]), condition: .pitchActive)
+            case .strobe: return Route(values: [RouteValue(.pitchStrobe)], address: address, condition: .pitchActive)
+            case .string: return Route(values: [RouteValue(.stringName)], address: address, arguments: .tags(["s"]), condition: .pitchActive)
+            case .stringCents: return Route(values: [RouteValue(.stringCents)], address: address, condition: .pitchActive)
             case .onset: return Route(values: [RouteValue(.onsetStrength)], address: address, condition: .onset)
             case .tempo: return Route(values: [RouteValue(.bpm), RouteValue(.tempoConfidence)], address: address)
             case .beatPhase: return Route(values: [RouteValue(.beatPhase)], address: address)
