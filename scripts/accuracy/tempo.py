@@ -443,6 +443,22 @@ def run_madmom(python, path, duration):
             "onsets": result["onsets"], "global_bpm": None}
 
 
+def cached(cache, tool, path, run):
+    """The reference tools' results per rendered file (the file name holds its content hash):
+    they do not change between runs, so a repeated run only re-runs Spectrum."""
+    if not cache:
+        return run()
+    entry = os.path.join(cache, f"{os.path.basename(path)}.{tool}.json")
+    if os.path.exists(entry):
+        with open(entry) as handle:
+            return json.load(handle)
+    result = run()
+    with open(entry + ".tmp", "w") as handle:
+        json.dump(result, handle)
+    os.replace(entry + ".tmp", entry)
+    return result
+
+
 def madmom_python(venv):
     python = os.path.join(venv, "bin", "python")
     if not os.path.exists(python):
@@ -836,12 +852,14 @@ def main():
           file=sys.stderr)
     with futures.ThreadPoolExecutor(args.jobs) as pool:
         spectrum = list(pool.map(lambda lab: run_spectrum(args.spectrum, lab["path"]), labels))
-        aubio = list(pool.map(lambda lab: run_aubio(lab["path"], lab["duration"]), labels))
+        aubio = list(pool.map(lambda lab: cached(args.cache, "aubio", lab["path"],
+                                                 lambda: run_aubio(lab["path"], lab["duration"])), labels))
     results = {"Spectrum": spectrum, "aubio": aubio}
     python = madmom_python(args.madmom_venv) if args.madmom_venv else None
     if python:
         with futures.ThreadPoolExecutor(args.jobs) as pool:
-            results["madmom online"] = list(pool.map(lambda lab: run_madmom(python, lab["path"], lab["duration"]), labels))
+            results["madmom online"] = list(pool.map(
+                lambda lab: cached(args.cache, "madmom", lab["path"], lambda: run_madmom(python, lab["path"], lab["duration"])), labels))
         madmom_note = ("madmom 0.16.1 (PyPI, built by `scripts/accuracy/build-madmom`): its online trackers, "
                        "`RNNBeatProcessor(online=True)` + `DBNBeatTrackingProcessor(online=True)` for beats and "
                        "`RNNOnsetProcessor(online=True)` + online peak picking (threshold 0.3) for onsets, at 44.1 kHz "
@@ -850,7 +868,8 @@ def main():
         madmom_note = "**unavailable** (its venv did not build): not scored."
     version = librosa_version()
     if version:
-        results["librosa"] = [run_librosa(lab["path"], lab["duration"]) for lab in labels]
+        results["librosa"] = [cached(args.cache, "librosa-" + version, lab["path"],
+                                     lambda: run_librosa(lab["path"], lab["duration"])) for lab in labels]
         librosa_note = (f"librosa {version} (PyPI): `librosa.load(FILE, sr=22050)`, `librosa.beat.beat_track(y, sr, "
                         "units='time')` (beats and its global tempo), `librosa.onset.onset_detect(y, sr, units='time')`, "
                         "default settings. Tempo over time derived from its beats as for aubio.")
