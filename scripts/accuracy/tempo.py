@@ -531,7 +531,7 @@ def final_bpm(tempo, duration):
     return float(np.median(known))
 
 
-RATIO_CLASSES = ((1 / 3, "⅓"), (0.5, "½"), (2 / 3, "⅔"), (1.5, "3⁄2"), (2.0, "2"), (3.0, "3"))
+RATIO_CLASSES = ((1 / 3, "⅓"), (0.5, "½"), (2 / 3, "⅔"), (0.75, "¾"), (4 / 3, "4⁄3"), (1.5, "3⁄2"), (2.0, "2"), (3.0, "3"))
 
 
 def error_class(bpm, truth):
@@ -757,13 +757,13 @@ def report(labels, tools, command, elapsed, quick, librosa_note, holdout=False):
             extra.append(f"{pct([v is not None and abs(v - labels[i]['segments'][-1]['bpm']) <= BPM_TOLERANCE for v, i in zip(g, steady)]):.0f} %")
     lines.append("| whole-file BPM within ±2 (`aubio tempo`, librosa's global tempo; tracks without a change) | | "
                  + " | ".join(extra) + " | |")
-    classes = ["right", "½", "2", "⅔", "3⁄2", "⅓", "3", "other", "none"]
+    classes = ["right", "½", "2", "⅔", "3⁄2", "¾", "4⁄3", "⅓", "3", "other", "none"]
     cells = []
     for n in names:
         counts = {c: sum(1 for sc in tools[n] if sc["error_class"] == c) for c in classes}
         cells.append(", ".join(f"{c} {counts[c]}" for c in classes if counts[c]))
     lines.append("| final BPM by error class (tracks: right, or off by a ratio ±3 %) | no ⅔, 3⁄2, ⅓ | " + " | ".join(cells) + " | "
-                 + ok(not any(sc["error_class"] in ("⅔", "3⁄2", "⅓") for sc in tools["Spectrum"])) + " |")
+                 + ok(not any(sc["error_class"] in ("⅔", "3⁄2", "⅓", "¾", "4⁄3", "3") for sc in tools["Spectrum"])) + " |")
     per_kit = []
     for n in names:
         per_kit.append(" · ".join(f"{k} {summary(labels, tools[n], (lambda k: lambda lab: lab['kit'] == k)(k))['within2']:.0f} %"
