@@ -241,13 +241,12 @@ struct TempoEstimator: ~Copyable {
         return count > 0 ? sum / count : 0
     }
 
-    /// Evidence that the beat is a `parts`-th of the period `lag` (its double tempo for 2, its
-    /// triple for 3): the correlation at `lag / parts` against the correlation at the lag (the
-    /// seed's check, for 2). Further multiples are left out: the bar-level repetition at 4 beats
-    /// would always count against the faster tempo.
+    /// Evidence that the beat is half the period `lag` (its double tempo): the correlation at
+    /// `lag / 2` against the correlation at the lag (the seed's check), for the beat grid's
+    /// octave moves (`doubleTempoEvidence`, `halfTempoEvidence`).
     @_noLocks
-    private func fasterTempoRatio(_ lag: Float, parts: Float = 2) -> Float {
-        let part = max(0, normalised(at: lag / parts))
+    private func fasterTempoRatio(_ lag: Float) -> Float {
+        let part = max(0, normalised(at: lag / 2))
         let whole = max(0, normalised(at: lag))
         guard whole > 0 else { return part > 0 ? 1 : 0 }
         return part / whole
