@@ -41,9 +41,11 @@ BEAT_SKIP = 5.0           # beats before 5 s are not scored (MIREX / mir_eval co
 STEADY_SECONDS = 5.0      # final BPM = median over the last 5 s
 LOCK_TAIL = 0.5           # lock: the last 0.5 s of a segment is not counted
 TARGET_WITHIN = 95.0
-TARGET_LOCK = 4.0
+TARGET_LOCK = 4.0             # every track (product notes)
 TARGET_LOCK_CHANGE = 5.0
-TARGET_BEAT_F = 0.85
+TARGET_LOCK_MEDIAN = 3.0      # issue 14: median lock from the start and after a change
+TARGET_BEAT_F = 0.85          # per track (product notes)
+TARGET_BEAT_F_MEAN = 0.93     # issue 14: the mean
 
 # GM percussion keys
 KICK, RIM, SNARE, CLAP, HAT, OPEN_HAT, RIDE, CRASH, TAMB = 36, 37, 38, 39, 42, 46, 51, 49, 54
@@ -652,8 +654,9 @@ def report(labels, tools, command, elapsed, quick, librosa_note, holdout=False):
     lines.append("")
     lines.append("### Corpus" + (" (held-out part: the headline)" if holdout else " (tuning part)"))
     lines.append("")
-    lines.append("Held-out part: nothing in it was looked at while the tracker's parameters were chosen; other "
-                 "tempi, other seeds (7000…), the three kits in turn (MuseScore General's only here)." if holdout else
+    lines.append("Held-out part: no parameter was chosen on it (issue 14 ran it once before its change, as the "
+                 "baseline in the findings, and once after); other tempi, other seeds (7000…), the three kits in "
+                 "turn (MuseScore General's only here)." if holdout else
                  "Tuning part: the tracker's parameters are chosen on these tracks (FluidR3's kit, seeds 500…, and "
                  "TimGM6mb's, seeds 600…); the held-out part is reported separately as the headline.")
     lines.append("")
@@ -734,16 +737,18 @@ def report(labels, tools, command, elapsed, quick, librosa_note, holdout=False):
     rows = [
         ("final BPM within ±2 BPM", "≥ 95 %", lambda s, c: f"{s['within2']:.0f} %", ok(S["within2"] >= TARGET_WITHIN)),
         ("final BPM within 4 %", "", lambda s, c: f"{s['within4']:.0f} %", ""),
-        ("lock from start, median / worst", "≤ 4 s",
-         lambda s, c: f"{secs(s['lock_median'])} / {secs(s['lock_max'])}", ok(S["lock_max"] <= TARGET_LOCK)),
+        ("lock from start, median / worst", "≤ 3 s / ≤ 4 s",
+         lambda s, c: f"{secs(s['lock_median'])} / {secs(s['lock_max'])}",
+         ok(S["lock_median"] <= TARGET_LOCK_MEDIAN and S["lock_max"] <= TARGET_LOCK)),
         ("tracks locked within 4 s", "100 %", lambda s, c: f"{s['lock_ok']:.0f} %", ok(S["lock_ok"] >= 100)),
-        ("lock after a change, median / worst", "≤ 5 s",
+        ("lock after a change, median / worst", "≤ 3 s / ≤ 5 s",
          lambda s, c: f"{secs(c['change_median'])} / {secs(c['change_max'])}",
-         ok(changes["Spectrum"]["change_max"] is not None and changes["Spectrum"]["change_max"] <= TARGET_LOCK_CHANGE)),
-        ("beat F-measure (±70 ms), mean", "≥ 0.85", lambda s, c: f"{s['beat_f']:.3f}", ok(S["beat_f"] >= TARGET_BEAT_F)),
+         ok(changes["Spectrum"]["change_max"] is not None and changes["Spectrum"]["change_max"] <= TARGET_LOCK_CHANGE
+            and changes["Spectrum"]["change_median"] <= TARGET_LOCK_MEDIAN)),
+        ("beat F-measure (±70 ms), mean", "≥ 0.93", lambda s, c: f"{s['beat_f']:.3f}", ok(S["beat_f"] >= TARGET_BEAT_F_MEAN)),
         ("tracks with beat F ≥ 0.85", "", lambda s, c: f"{s['beat_ok']:.0f} %", ""),
-        ("onset F-measure (±50 ms), mean (P / R)", "",
-         lambda s, c: f"{s['onset_f']:.3f} ({s['onset_p']:.2f} / {s['onset_r']:.2f})", ""),
+        ("onset F-measure (±50 ms), mean (P / R)", "≥ 0.95",
+         lambda s, c: f"{s['onset_f']:.3f} ({s['onset_p']:.2f} / {s['onset_r']:.2f})", ok(S["onset_f"] >= 0.95)),
     ]
     for label, target, fn, verdict in rows:
         lines.append(f"| {label} | {target} | " + " | ".join(fn(sums[n], changes[n]) for n in names) + f" | {verdict} |")
