@@ -41,6 +41,12 @@ public enum DrumVoice: Sendable {
     case shaker
     /// A bass note: an 82 Hz sine, 5 ms attack, 150 ms decay (nothing in the hat band).
     case bass
+    /// A tonal metronome click: a 1 kHz sine, 1 ms attack, 15 ms decay (a DAW's or a phone's
+    /// click; nothing in the hat band, unlike `click`).
+    case tonalClick
+    /// Rim/percussion: 600 Hz and 1.7 kHz partials plus a little noise, 20 ms decay, quiet
+    /// (techno's sixteenth-note percussion).
+    case rim
 }
 
 /// A one-bar (4/4) drum pattern on a grid of `stepsPerBeat` steps a beat (4: sixteenths).
@@ -63,6 +69,26 @@ public struct DrumPattern: Sendable {
     /// Four on the floor: kick on every beat, snare (clap) on 2 and 4, off-beat hi-hats.
     public static let fourOnTheFloor = DrumPattern(name: "four on the floor", events: [(0, .kick), (4, .kick), (8, .kick), (12, .kick), (4, .snare), (12, .snare)]
         + stride(from: 2, to: 16, by: 4).map { ($0, DrumVoice.hat) })
+    /// A tonal click on every beat.
+    public static let tonalClicks = DrumPattern(name: "tonal clicks", events: [(0, .tonalClick), (4, .tonalClick), (8, .tonalClick), (12, .tonalClick)])
+    /// Techno (as the tempo benchmark's): kick on every beat, open hats on the off-beats, rim
+    /// percussion on sixteenths between the beats, clap on 2 and 4, off-beat sixteenth bass.
+    public static let technoOffBeat = DrumPattern(
+        name: "techno, off-beat open hats",
+        events: [(0, .kick), (4, .kick), (8, .kick), (12, .kick), (4, .snare), (12, .snare)]
+            + stride(from: 2, to: 16, by: 4).map { ($0, DrumVoice.openHat) }
+            + [3, 7, 11, 13, 15].map { ($0, DrumVoice.rim) } + [2, 3, 6, 7, 10, 11, 14, 15].map { ($0, DrumVoice.bass) })
+    /// Sixteenth-note funk (as the tempo benchmark's): kick on 1, 1-a, 2-and, 3-e, 3-a; snare on
+    /// 2 and 4 with ghost notes; sixteenth hats. Its kicks group in dotted eighths, which makes
+    /// two thirds of the tempo (a period of a dotted quarter) plausible.
+    public static let funk = DrumPattern(
+        name: "funk",
+        events: [(0, .kick), (3, .kick), (6, .kick), (9, .kick), (11, .kick), (4, .snare), (12, .snare)]
+            + (0..<16).map { ($0, DrumVoice.hat) } + [0, 3, 6, 8, 10, 11, 13].map { ($0, DrumVoice.bass) })
+    /// A slow ballad: kick on 1 and the "and" of 3, snare on 2 and 4, eighth hats (which fall on
+    /// every beat of the double tempo and nowhere between).
+    public static let ballad = DrumPattern(name: "ballad", events: [(0, .kick), (10, .kick), (4, .snare), (12, .snare), (0, .bass), (8, .bass)]
+        + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
     /// Syncopated two-step (drum & bass / breakbeat): kick on 1 and the "and" of 3, snare on 2
     /// and 4, a ghost kick on the last sixteenth, hi-hat eighths.
     public static let syncopated = DrumPattern(name: "syncopated", events: [(0, .kick), (10, .kick), (15, .kick), (4, .snare), (12, .snare)]
@@ -104,6 +130,8 @@ extension TestSignals {
             .openHat: voice(.openHat, sampleRateHz: sampleRateHz, using: &generator),
             .shaker: voice(.shaker, sampleRateHz: sampleRateHz, using: &generator),
             .bass: voice(.bass, sampleRateHz: sampleRateHz, using: &generator),
+            .tonalClick: voice(.tonalClick, sampleRateHz: sampleRateHz, using: &generator),
+            .rim: voice(.rim, sampleRateHz: sampleRateHz, using: &generator),
         ]
         var beats: [Double] = []
         var segmentStart = 0.0
@@ -159,6 +187,17 @@ extension TestSignals {
             return (0..<Int(0.3 * sampleRateHz)).map { index in
                 let time = Double(index) / sampleRateHz
                 return Float(0.4 * min(1, time / 0.005) * exp(-time / 0.15) * sin(2 * .pi * 82 * time))
+            }
+        case .tonalClick:
+            return (0..<Int(0.1 * sampleRateHz)).map { index in
+                let time = Double(index) / sampleRateHz
+                return Float(0.6 * min(1, time / 0.001) * exp(-time / 0.015) * sin(2 * .pi * 1_000 * time))
+            }
+        case .rim:
+            return (0..<Int(0.1 * sampleRateHz)).map { index in
+                let time = Double(index) / sampleRateHz
+                let partials = 0.6 * sin(2 * .pi * 600 * time) + 0.4 * sin(2 * .pi * 1_700 * time)
+                return Float(0.2 * exp(-time / 0.02) * partials + 0.05 * exp(-time / 0.005) * noise())
             }
         case .hat, .openHat, .shaker:
             // Two one-pole high-passes (12 dB/octave below; sample-rate independent): a hat's

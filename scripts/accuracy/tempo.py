@@ -2,7 +2,9 @@
 """Tempo/beat/onset accuracy benchmark (issue 5): Spectrum's onsets, tempo and beat grid
 against Debian's aubio tools (`aubio tempo`, `aubio beat`, `aubio onset`) and librosa
 (`beat_track`, `onset_detect`) on a labelled corpus of drum grooves with bass and chords,
-rendered with FluidSynth + FluidR3 GM (drums on MIDI channel 10).
+rendered with FluidSynth and the GM kits of three soundfonts (drums on MIDI channel 10), in a
+tuning part and a held-out part (--holdout, the headline), with madmom's online tracker when its
+venv is given.
 
 Run through scripts/accuracy-tempo (which installs the tools and builds spectrum).
 """
@@ -10,6 +12,7 @@ Run through scripts/accuracy-tempo (which installs the tools and builds spectrum
 import argparse
 import concurrent.futures as futures
 import datetime
+import hashlib
 import json
 import math
 import os
@@ -38,9 +41,11 @@ BEAT_SKIP = 5.0           # beats before 5 s are not scored (MIREX / mir_eval co
 STEADY_SECONDS = 5.0      # final BPM = median over the last 5 s
 LOCK_TAIL = 0.5           # lock: the last 0.5 s of a segment is not counted
 TARGET_WITHIN = 95.0
-TARGET_LOCK = 4.0
+TARGET_LOCK = 4.0             # every track (product notes)
 TARGET_LOCK_CHANGE = 5.0
-TARGET_BEAT_F = 0.85
+TARGET_LOCK_MEDIAN = 3.0      # issue 14: median lock from the start and after a change
+TARGET_BEAT_F = 0.85          # per track (product notes)
+TARGET_BEAT_F_MEAN = 0.93     # issue 14: the mean
 
 # GM percussion keys
 KICK, RIM, SNARE, CLAP, HAT, OPEN_HAT, RIDE, CRASH, TAMB = 36, 37, 38, 39, 42, 46, 51, 49, 54
@@ -138,12 +143,34 @@ def style_trap():
     return dict(drums=drums, bpb=4, bass=bass, chords=chords, bass_program=38, chord_program=89)
 
 
+def style_funk():
+    # Sixteenth-note funk: ghost snares and a syncopated kick on the 16ths (kick 1, 1-a, 2-and,
+    # 3-e...); read at two thirds when the dotted-eighth groupings win over the beat.
+    drums = (sixteenths([0, 3, 6, 10, 13], KICK, 118) + sixteenths([4, 12], SNARE, 120)
+             + sixteenths([2, 7, 9, 15], SNARE, 45) + sixteenths(range(16), HAT, 55)
+             + sixteenths([14], OPEN_HAT, 75))
+    bass = [(s / 4.0, 0.2) for s in (0, 3, 6, 8, 10, 11, 13)]
+    chords = [(s / 4.0, 0.15) for s in (1, 5, 9, 14)]
+    return dict(drums=drums, bpb=4, bass=bass, chords=chords, bass_program=36, chord_program=27)
+
+
+def style_ballad():
+    # A slow ballad (60–72 BPM) with eighth hats: kick 1 and 3-and, snare/cross-stick 2 and 4.
+    drums = (sixteenths([0, 10], KICK, 105) + sixteenths([4, 12], SNARE, 95)
+             + sixteenths(range(0, 16, 2), HAT, 60))
+    bass = [(0.0, 1.9), (2.0, 1.4), (3.5, 0.45)]
+    chords = [(0.0, 1.9), (2.0, 1.9)]
+    return dict(drums=drums, bpb=4, bass=bass, chords=chords, bass_program=33, chord_program=0)
+
+
 STYLES = {
+    "funk": style_funk, "ballad": style_ballad,
     "house": style_house, "techno": style_techno, "rock": style_rock, "hiphop": style_hiphop,
     "reggae": style_reggae, "dnb": style_dnb, "breakbeat": style_breakbeat, "waltz": style_waltz,
     "trap": style_trap,
 }
 STYLE_LABELS = {
+    "funk": "funk (16th syncopation)", "ballad": "ballad (eighth hats)",
     "house": "house (four-on-the-floor)", "techno": "techno (four-on-the-floor)",
     "rock": "rock backbeat", "hiphop": "hip-hop (swung 16ths)", "reggae": "reggae one-drop",
     "dnb": "drum & bass", "breakbeat": "breakbeat", "waltz": "3/4 waltz", "trap": "half-time trap",
@@ -175,28 +202,50 @@ TRACKS = [
     ("intro-house-124", "house", [(0, 124)], 4, 26), ("intro-rock-110", "rock", [(0, 110)], 3, 26),
     ("intro-hiphop-92", "hiphop", [(0, 92)], 2, 26), ("intro-dnb-172", "dnb", [(0, 172)], 6, 26),
 ]
-# Held-out check (--holdout): the same styles at other tempi, other seeds, none of them used
-# while the tracker's constants were chosen. Same patterns, so it tests tempo generalisation, not
-# other music.
-HOLDOUT_TRACKS = [
-    ("house-122", "house", [(0, 122)], 0, 24), ("house-132", "house", [(0, 132)], 0, 24),
-    ("techno-135", "techno", [(0, 135)], 0, 24),
-    ("rock-66", "rock", [(0, 66)], 0, 26), ("rock-72", "rock", [(0, 72)], 0, 26),
-    ("rock-108", "rock", [(0, 108)], 0, 24), ("rock-150", "rock", [(0, 150)], 0, 24),
-    ("hiphop-80", "hiphop", [(0, 80)], 0, 24), ("hiphop-88", "hiphop", [(0, 88)], 0, 24),
-    ("hiphop-98", "hiphop", [(0, 98)], 0, 24),
-    ("reggae-68", "reggae", [(0, 68)], 0, 26), ("reggae-74", "reggae", [(0, 74)], 0, 26),
-    ("reggae-84", "reggae", [(0, 84)], 0, 24),
-    ("dnb-165", "dnb", [(0, 165)], 0, 24), ("dnb-176", "dnb", [(0, 176)], 0, 24),
-    ("breakbeat-124", "breakbeat", [(0, 124)], 0, 24), ("breakbeat-140", "breakbeat", [(0, 140)], 0, 24),
-    ("waltz-100", "waltz", [(0, 100)], 0, 24), ("waltz-160", "waltz", [(0, 160)], 0, 24),
-    ("waltz-170", "waltz", [(0, 170)], 0, 24),
-    ("trap-136", "trap", [(0, 136)], 0, 24), ("trap-150", "trap", [(0, 150)], 0, 24),
-    ("change-house-124-132", "house", [(0, 124), (8, 132)], 0, 30),
-    ("change-rock-90-120", "rock", [(0, 90), (6, 120)], 0, 30),
-    ("change-hiphop-96-84", "hiphop", [(0, 96), (6, 84)], 0, 30),
-    ("intro-rock-96", "rock", [(0, 96)], 3, 26), ("intro-house-126", "house", [(0, 126)], 4, 26),
+# Kits: the GM drum kit of three Debian soundfonts (each with its own bass, piano, guitar...).
+KITS = {
+    "fluidr3": "/usr/share/sounds/sf2/FluidR3_GM.sf2",              # fluid-soundfont-gm
+    "timgm6mb": "/usr/share/sounds/sf2/TimGM6mb.sf2",               # timgm6mb-soundfont
+    "musescore": "/usr/share/sounds/sf3/MuseScore_General.sf3",     # musescore-general-soundfont
+}
+# The tuning part: TRACKS on FluidR3 (seeds 500…) and TUNING_EXTRA on TimGM6mb (seeds 600…).
+# Parameters are chosen on this part only.
+TUNING_EXTRA = [
+    ("funk-100", "funk", [(0, 100)], 0, 24), ("funk-108", "funk", [(0, 108)], 0, 24),
+    ("funk-116", "funk", [(0, 116)], 0, 24),
+    ("ballad-62", "ballad", [(0, 62)], 0, 28), ("ballad-68", "ballad", [(0, 68)], 0, 28),
+    ("techno-127", "techno", [(0, 127)], 0, 24), ("techno-138", "techno", [(0, 138)], 0, 24),
+    ("reggae-70", "reggae", [(0, 70)], 0, 26), ("rock-170", "rock", [(0, 170)], 0, 24),
+    ("rock-190", "rock", [(0, 190)], 0, 24), ("hiphop-92", "hiphop", [(0, 92)], 0, 24),
+    ("change-techno-132-124", "techno", [(0, 132), (8, 124)], 0, 30),
+    ("intro-funk-106", "funk", [(0, 106)], 2, 26),
 ]
+# The held-out part (--holdout, the headline): other tempi, other seeds (7000…), the kits taken in
+# turn — MuseScore General's kit only here. Nothing in it is looked at while parameters are chosen.
+HOLDOUT_TRACKS = [
+    ("techno-128", "techno", [(0, 128)], 0, 24), ("techno-133", "techno", [(0, 133)], 0, 24),
+    ("techno-140", "techno", [(0, 140)], 0, 24), ("house-118", "house", [(0, 118)], 0, 24),
+    ("house-125", "house", [(0, 125)], 0, 24), ("house-130", "house", [(0, 130)], 0, 24),
+    ("funk-96", "funk", [(0, 96)], 0, 24), ("funk-104", "funk", [(0, 104)], 0, 24),
+    ("funk-110", "funk", [(0, 110)], 0, 24),
+    ("ballad-60", "ballad", [(0, 60)], 0, 28), ("ballad-66", "ballad", [(0, 66)], 0, 28),
+    ("ballad-71", "ballad", [(0, 71)], 0, 28),
+    ("reggae-72", "reggae", [(0, 72)], 0, 26), ("reggae-78", "reggae", [(0, 78)], 0, 26),
+    ("rock-92", "rock", [(0, 92)], 0, 24), ("rock-124", "rock", [(0, 124)], 0, 24),
+    ("rock-160", "rock", [(0, 160)], 0, 24), ("rock-176", "rock", [(0, 176)], 0, 24),
+    ("rock-186", "rock", [(0, 186)], 0, 24),
+    ("hiphop-84", "hiphop", [(0, 84)], 0, 24), ("hiphop-94", "hiphop", [(0, 94)], 0, 24),
+    ("hiphop-100", "hiphop", [(0, 100)], 0, 24),
+    ("dnb-168", "dnb", [(0, 168)], 0, 24), ("dnb-178", "dnb", [(0, 178)], 0, 24),
+    ("breakbeat-130", "breakbeat", [(0, 130)], 0, 24), ("waltz-96", "waltz", [(0, 96)], 0, 24),
+    ("waltz-168", "waltz", [(0, 168)], 0, 24), ("trap-142", "trap", [(0, 142)], 0, 24),
+    ("change-techno-135-125", "techno", [(0, 135), (8, 125)], 0, 30),
+    ("change-funk-98-112", "funk", [(0, 98), (6, 112)], 0, 30),
+    ("change-rock-120-96", "rock", [(0, 120), (8, 96)], 0, 30),
+    ("intro-techno-130", "techno", [(0, 130)], 4, 26), ("intro-ballad-64", "ballad", [(0, 64)], 1, 30),
+    ("intro-funk-102", "funk", [(0, 102)], 2, 26),
+]
+HOLDOUT_KITS = ("musescore", "timgm6mb", "fluidr3")
 QUICK_TRACKS = ("house-124", "rock-118", "hiphop-90", "reggae-76", "dnb-174", "breakbeat-128",
                 "waltz-150", "trap-140", "change-house-120-128", "change-rock-100-140", "intro-house-124")
 
@@ -279,24 +328,43 @@ def make_track(name, style_name, segments, intro_bars, duration, seed):
                   "onsets": onsets, "drums_start": drums_start, "beats_per_bar": bpb}
 
 
-def build_corpus(work, quick, jobs, holdout=False):
-    os.makedirs(work, exist_ok=True)
-    tracks = HOLDOUT_TRACKS if holdout else [t for t in TRACKS if not quick or t[0] in QUICK_TRACKS]
-    first_seed = 900 if holdout else 500
+def part_tracks(holdout, quick):
+    """[(name, style, segments, intro bars, duration, kit, seed)] of the tuning or held-out part."""
+    if holdout:
+        return [(f"{t[0]}@{HOLDOUT_KITS[i % 3]}", *t[1:], HOLDOUT_KITS[i % 3], 7000 + i)
+                for i, t in enumerate(HOLDOUT_TRACKS)]
+    tracks = [(f"{t[0]}@fluidr3", *t[1:], "fluidr3", 500 + i) for i, t in enumerate(TRACKS)]
+    tracks += [(f"{t[0]}@timgm6mb", *t[1:], "timgm6mb", 600 + i) for i, t in enumerate(TUNING_EXTRA)]
+    return [t for t in tracks if not quick or t[0].split("@")[0] in QUICK_TRACKS]
 
-    def render(args):
-        index, (name, style, segments, intro, duration) = args
-        song, label = make_track(name, style, segments, intro, duration, seed=first_seed + index)
-        mid, wav = os.path.join(work, name + ".mid"), os.path.join(work, name + ".wav")
-        song.save(mid)
-        corpus.render_midi(mid, wav)
-        x = corpus.read_wav(wav)[: int(duration * SR)]
-        corpus.write_wav(wav, corpus.normalise(x, -3.0))
+
+def build_corpus(work, quick, jobs, holdout=False, cache=None):
+    """Writes the part's MIDI files and labels to `work`; the audio is rendered once per (MIDI
+    bytes, soundfont) into `cache` (outside git) and reused while the grooves stay the same."""
+    os.makedirs(work, exist_ok=True)
+    cache = cache or os.path.join(work, "..", "spectrum-accuracy-tempo-cache")
+    os.makedirs(cache, exist_ok=True)
+
+    def render(track):
+        name, style, segments, intro, duration, kit, seed = track
+        song, label = make_track(name, style, segments, intro, duration, seed=seed)
+        label["kit"] = kit
+        data = song.to_bytes()
+        key = hashlib.sha1(data + kit.encode() + str(duration).encode()).hexdigest()[:16]
+        wav = os.path.join(cache, f"{name.replace('@', '-')}-{key}.wav")
+        if not os.path.exists(wav):
+            mid = os.path.join(work, name.replace("@", "-") + ".mid")
+            with open(mid, "wb") as handle:
+                handle.write(data)
+            corpus.render_midi(mid, wav + ".tmp.wav", soundfont=KITS[kit])
+            x = corpus.read_wav(wav + ".tmp.wav")[: int(duration * SR)]
+            corpus.write_wav(wav + ".tmp.wav", corpus.normalise(x, -3.0))
+            os.replace(wav + ".tmp.wav", wav)
         label["path"] = wav
         return label
 
     with futures.ThreadPoolExecutor(jobs) as pool:
-        labels = list(pool.map(render, enumerate(tracks)))
+        labels = list(pool.map(render, part_tracks(holdout, quick)))
     with open(os.path.join(work, "labels.json"), "w") as handle:
         json.dump(labels, handle, indent=1)
     return labels
@@ -369,6 +437,38 @@ def run_librosa(path, duration):
             "onsets": [float(v) for v in onsets], "global_bpm": bpm}
 
 
+def run_madmom(python, path, duration):
+    out = subprocess.run([python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "madmom_online.py"), path],
+                         check=True, capture_output=True, text=True).stdout
+    result = json.loads(out)
+    return {"tempo": running_tempo(result["beats"], duration), "beats": result["beats"],
+            "onsets": result["onsets"], "global_bpm": None}
+
+
+def cached(cache, tool, path, run):
+    """The reference tools' results per rendered file (the file name holds its content hash):
+    they do not change between runs, so a repeated run only re-runs Spectrum."""
+    if not cache:
+        return run()
+    entry = os.path.join(cache, f"{os.path.basename(path)}.{tool}.json")
+    if os.path.exists(entry):
+        with open(entry) as handle:
+            return json.load(handle)
+    result = run()
+    with open(entry + ".tmp", "w") as handle:
+        json.dump(result, handle)
+    os.replace(entry + ".tmp", entry)
+    return result
+
+
+def madmom_python(venv):
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        return None
+    probe = subprocess.run([python, "-c", "import madmom; print(madmom.__version__)"], capture_output=True, text=True)
+    return python if probe.returncode == 0 else None
+
+
 def librosa_version():
     try:
         import librosa
@@ -433,6 +533,21 @@ def final_bpm(tempo, duration):
     return float(np.median(known))
 
 
+RATIO_CLASSES = ((1 / 3, "⅓"), (0.5, "½"), (2 / 3, "⅔"), (0.75, "¾"), (4 / 3, "4⁄3"), (1.5, "3⁄2"), (2.0, "2"), (3.0, "3"))
+
+
+def error_class(bpm, truth):
+    """"right" within ±2 BPM; else the metrical ratio it is off by (within 3 %), else "other"."""
+    if bpm is None:
+        return "none"
+    if abs(bpm - truth) <= BPM_TOLERANCE:
+        return "right"
+    for ratio, name in RATIO_CLASSES:
+        if abs(bpm / truth / ratio - 1) <= 0.03:
+            return name
+    return "other"
+
+
 def score(label, result):
     duration = label["duration"]
     segments = label["segments"]
@@ -441,7 +556,7 @@ def score(label, result):
     s = {"final_bpm": bpm, "truth": truth,
          "within2": bpm is not None and abs(bpm - truth) <= BPM_TOLERANCE,
          "within4pct": bpm is not None and abs(bpm - truth) <= REL_TOLERANCE * truth,
-         "global_bpm": result["global_bpm"]}
+         "global_bpm": result["global_bpm"], "error_class": error_class(bpm, truth)}
     first_end = segments[1]["start"] if len(segments) > 1 else duration
     start = label["drums_start"] if label["kind"] == "intro" else 0.0
     s["lock"] = lock_time(result["tempo"], start, first_end, segments[0]["bpm"])
@@ -516,12 +631,13 @@ def aubio_version():
     return out.stdout.strip() or "?"
 
 
-def report(labels, tools, command, elapsed, quick, librosa_note):
+def report(labels, tools, command, elapsed, quick, librosa_note, holdout=False):
     names = list(tools)
     lines = []
     today = datetime.date.today().isoformat()
-    lines.append(f"Generated by `scripts/accuracy-tempo` on {today}; run time {elapsed / 60:.1f} min "
-                 f"(corpus, all tools, scoring; the release build not counted).")
+    lines.append(f"Generated by `scripts/accuracy-tempo` on {today} at {datetime.datetime.utcnow():%H:%M} UTC; "
+                 f"run time {elapsed / 60:.1f} min (corpus, all tools, scoring; the release build not counted); "
+                 f"load average at the end {os.getloadavg()[0]:.1f} (the machine is shared).")
     lines.append("")
     lines.append(f"- Machine: {corpus.machine()}")
     lines.append(f"- Command: `{command}`" + (" (quick subset)" if quick else ""))
@@ -536,18 +652,27 @@ def report(labels, tools, command, elapsed, quick, librosa_note):
                  "inter-beat intervals at each instant — causal, like aubio's own tracker.")
     lines.append(f"- librosa: {librosa_note}")
     lines.append("")
-    lines.append("### Corpus")
+    lines.append("### Corpus" + (" (held-out part: the headline)" if holdout else " (tuning part)"))
+    lines.append("")
+    lines.append("Held-out part: no parameter was chosen on it (issue 14 ran it once before its change, as the "
+                 "baseline in the findings, and once after); other tempi, other seeds (7000…), the three kits in "
+                 "turn (MuseScore General's only here)." if holdout else
+                 "Tuning part: the tracker's parameters are chosen on these tracks (FluidR3's kit, seeds 500…, and "
+                 "TimGM6mb's, seeds 600…); the held-out part is reported separately as the headline.")
     lines.append("")
     styles = {}
     for lab in labels:
         styles.setdefault(lab["style"], []).append(lab)
     counts = {k: sum(1 for lab in labels if lab["kind"] == k) for k in ("steady", "change", "intro")}
+    kit_text = ", ".join(f"`{os.path.basename(KITS[k])}` ({sum(1 for lab in labels if lab['kit'] == k)} tracks)"
+                         for k in KITS if any(lab["kit"] == k for lab in labels))
     lines.append(
         f"{len(labels)} tracks ({counts['steady']} at one tempo, {counts['change']} with a tempo change, "
         f"{counts['intro']} with a drumless intro), {sum(lab['duration'] for lab in labels) / 60:.1f} min in all, "
         f"{sum(len(lab['beats']) for lab in labels)} labelled beats, {sum(len(lab['onsets']) for lab in labels)} "
         "labelled onsets. Generated MIDI (fixed seeds: velocities vary ±6, timing is exact) rendered by FluidSynth "
-        "with FluidR3_GM.sf2 (reverb and chorus off), 48 kHz mono, peak −3 dBFS: GM drum kit on channel 10, a bass "
+        f"with {kit_text} "
+        "(reverb and chorus off), 48 kHz mono, peak −3 dBFS: GM drum kit on channel 10, a bass "
         "line (finger/synth bass) and chords (electric piano, overdriven guitar, organ, pad…) on a I–IV–vi–V "
         "progression, one chord a bar. Tempi from "
         f"{min(s['bpm'] for lab in labels for s in lab['segments']):.0f} to "
@@ -556,6 +681,8 @@ def report(labels, tools, command, elapsed, quick, librosa_note):
     lines.append("| style | tracks (BPM) | pattern |")
     lines.append("| --- | --- | --- |")
     patterns = {
+        "funk": "kick 1, 1-a, 2-and, 3-e, 3-a; snare 2 and 4 with ghost notes; 16th hats; 16th bass and stabs",
+        "ballad": "kick 1 and 3-and, snare 2 and 4, eighth hats; long bass notes and chords",
         "house": "kick on every beat, clap on 2 and 4, open hat off-beats, 16th closed hats; off-beat bass",
         "techno": "kick on every beat, off-beat open hats, rim 16ths, clap on 2 and 4; 16th bass",
         "rock": "kick 1, 3, 3-and; snare 2 and 4; eighth hats; eighth bass, power chords",
@@ -610,16 +737,18 @@ def report(labels, tools, command, elapsed, quick, librosa_note):
     rows = [
         ("final BPM within ±2 BPM", "≥ 95 %", lambda s, c: f"{s['within2']:.0f} %", ok(S["within2"] >= TARGET_WITHIN)),
         ("final BPM within 4 %", "", lambda s, c: f"{s['within4']:.0f} %", ""),
-        ("lock from start, median / worst", "≤ 4 s",
-         lambda s, c: f"{secs(s['lock_median'])} / {secs(s['lock_max'])}", ok(S["lock_max"] <= TARGET_LOCK)),
+        ("lock from start, median / worst", "≤ 3 s / ≤ 4 s",
+         lambda s, c: f"{secs(s['lock_median'])} / {secs(s['lock_max'])}",
+         ok(S["lock_median"] <= TARGET_LOCK_MEDIAN and S["lock_max"] <= TARGET_LOCK)),
         ("tracks locked within 4 s", "100 %", lambda s, c: f"{s['lock_ok']:.0f} %", ok(S["lock_ok"] >= 100)),
-        ("lock after a change, median / worst", "≤ 5 s",
+        ("lock after a change, median / worst", "≤ 3 s / ≤ 5 s",
          lambda s, c: f"{secs(c['change_median'])} / {secs(c['change_max'])}",
-         ok(changes["Spectrum"]["change_max"] is not None and changes["Spectrum"]["change_max"] <= TARGET_LOCK_CHANGE)),
-        ("beat F-measure (±70 ms), mean", "≥ 0.85", lambda s, c: f"{s['beat_f']:.3f}", ok(S["beat_f"] >= TARGET_BEAT_F)),
+         ok(changes["Spectrum"]["change_max"] is not None and changes["Spectrum"]["change_max"] <= TARGET_LOCK_CHANGE
+            and changes["Spectrum"]["change_median"] <= TARGET_LOCK_MEDIAN)),
+        ("beat F-measure (±70 ms), mean", "≥ 0.93", lambda s, c: f"{s['beat_f']:.3f}", ok(S["beat_f"] >= TARGET_BEAT_F_MEAN)),
         ("tracks with beat F ≥ 0.85", "", lambda s, c: f"{s['beat_ok']:.0f} %", ""),
-        ("onset F-measure (±50 ms), mean (P / R)", "",
-         lambda s, c: f"{s['onset_f']:.3f} ({s['onset_p']:.2f} / {s['onset_r']:.2f})", ""),
+        ("onset F-measure (±50 ms), mean (P / R)", "≥ 0.95",
+         lambda s, c: f"{s['onset_f']:.3f} ({s['onset_p']:.2f} / {s['onset_r']:.2f})", ok(S["onset_f"] >= 0.95)),
     ]
     for label, target, fn, verdict in rows:
         lines.append(f"| {label} | {target} | " + " | ".join(fn(sums[n], changes[n]) for n in names) + f" | {verdict} |")
@@ -633,6 +762,18 @@ def report(labels, tools, command, elapsed, quick, librosa_note):
             extra.append(f"{pct([v is not None and abs(v - labels[i]['segments'][-1]['bpm']) <= BPM_TOLERANCE for v, i in zip(g, steady)]):.0f} %")
     lines.append("| whole-file BPM within ±2 (`aubio tempo`, librosa's global tempo; tracks without a change) | | "
                  + " | ".join(extra) + " | |")
+    classes = ["right", "½", "2", "⅔", "3⁄2", "¾", "4⁄3", "⅓", "3", "other", "none"]
+    cells = []
+    for n in names:
+        counts = {c: sum(1 for sc in tools[n] if sc["error_class"] == c) for c in classes}
+        cells.append(", ".join(f"{c} {counts[c]}" for c in classes if counts[c]))
+    lines.append("| final BPM by error class (tracks: right, or off by a ratio ±3 %) | no ⅔, 3⁄2, ⅓ | " + " | ".join(cells) + " | "
+                 + ok(not any(sc["error_class"] in ("⅔", "3⁄2", "⅓", "¾", "4⁄3", "3") for sc in tools["Spectrum"])) + " |")
+    per_kit = []
+    for n in names:
+        per_kit.append(" · ".join(f"{k} {summary(labels, tools[n], (lambda k: lambda lab: lab['kit'] == k)(k))['within2']:.0f} %"
+                                  for k in KITS if any(lab["kit"] == k for lab in labels)))
+    lines.append("| final BPM within ±2 BPM, per kit | | " + " | ".join(per_kit) + " | |")
     lines.append("")
     lines.append("Per style (final BPM within ±2 BPM · lock from start median · beat F · onset F):")
     lines.append("")
@@ -701,6 +842,9 @@ def main():
     parser.add_argument("--no-doc", action="store_true", help="print the report instead of updating the document")
     parser.add_argument("--findings", default="scripts/accuracy/tempo-findings.md", help="markdown file appended after the tables (hand-written findings)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--cache", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "spectrum-accuracy-tempo-cache"),
+                        help="rendered audio, reused between runs (outside git)")
+    parser.add_argument("--madmom-venv", default="", help="madmom's venv (scripts/accuracy/build-madmom); empty = not run")
     parser.add_argument("--command", default="scripts/accuracy-tempo")
     args = parser.parse_args()
     started = time.time()
@@ -708,16 +852,29 @@ def main():
     print(f"building corpus in {args.work} ...", file=sys.stderr)
     if args.holdout:
         args.work += "-holdout"
-    labels = build_corpus(args.work, args.quick, args.jobs, args.holdout)
+    labels = build_corpus(args.work, args.quick, args.jobs, args.holdout, args.cache)
     print(f"corpus: {len(labels)} tracks ({time.time() - started:.0f} s); running spectrum, aubio, librosa ...",
           file=sys.stderr)
     with futures.ThreadPoolExecutor(args.jobs) as pool:
         spectrum = list(pool.map(lambda lab: run_spectrum(args.spectrum, lab["path"]), labels))
-        aubio = list(pool.map(lambda lab: run_aubio(lab["path"], lab["duration"]), labels))
+        aubio = list(pool.map(lambda lab: cached(args.cache, "aubio", lab["path"],
+                                                 lambda: run_aubio(lab["path"], lab["duration"])), labels))
     results = {"Spectrum": spectrum, "aubio": aubio}
+    python = madmom_python(args.madmom_venv) if args.madmom_venv else None
+    if python:
+        with futures.ThreadPoolExecutor(args.jobs) as pool:
+            results["madmom online"] = list(pool.map(
+                lambda lab: cached(args.cache, "madmom", lab["path"], lambda: run_madmom(python, lab["path"], lab["duration"])), labels))
+        madmom_note = ("madmom 0.16.1 (PyPI, built by `scripts/accuracy/build-madmom`): its online trackers, "
+                       "`RNNBeatProcessor(online=True)` + `DBNBeatTrackingProcessor(online=True)` for beats and "
+                       "`RNNOnsetProcessor(online=True)` + online peak picking (threshold 0.3) for onsets, at 44.1 kHz "
+                       "(resampled). Tempo over time derived from its beats as for aubio.")
+    else:
+        madmom_note = "**unavailable** (its venv did not build): not scored."
     version = librosa_version()
     if version:
-        results["librosa"] = [run_librosa(lab["path"], lab["duration"]) for lab in labels]
+        results["librosa"] = [cached(args.cache, "librosa-" + version, lab["path"],
+                                     lambda: run_librosa(lab["path"], lab["duration"])) for lab in labels]
         librosa_note = (f"librosa {version} (PyPI): `librosa.load(FILE, sr=22050)`, `librosa.beat.beat_track(y, sr, "
                         "units='time')` (beats and its global tempo), `librosa.onset.onset_detect(y, sr, units='time')`, "
                         "default settings. Tempo over time derived from its beats as for aubio.")
@@ -728,7 +885,8 @@ def main():
     with open(os.path.join(args.work, "results.json"), "w") as handle:
         json.dump([{"name": lab["name"], **{n: tools[n][i] for n in tools}} for i, lab in enumerate(labels)],
                   handle, default=lambda v: None if v != v else (str(v) if isinstance(v, float) else v))
-    body, _, _ = report(labels, tools, args.command.strip(), time.time() - started, args.quick, librosa_note)
+    body, _, _ = report(labels, tools, args.command.strip(), time.time() - started, args.quick,
+                        librosa_note + "\n- madmom: " + madmom_note, args.holdout)
     if args.findings and os.path.exists(args.findings) and not args.holdout:
         body += "\n\n" + open(args.findings).read().strip()
     if args.no_doc:

@@ -8,14 +8,72 @@ import SpectrumCore
 /// the last 2 s), and every lag's autocorrelation is updated recursively
 /// (`RunningAutocorrelation`, β = 1 − exp(−hop/τ), τ = `tempoMemorySeconds`); the hat band's
 /// onset signal likewise, over one period of the slowest tempo.
-/// Every `estimateIntervalSeconds` a tempo estimate is read from it: the highest peak in the BPM
-/// range, the octave check against its double/half, a confidence (`A[peak] / A[0]`) and a
-/// silence gate (variance of the raw onset signal). The shown tempo changes only when two of the
+/// Every `estimateIntervalSeconds` a tempo estimate is read from it: the most salient period in
+/// the BPM range, then one scored decision among the periods related to it by 1, 2, ½, 3⁄2, ⅔,
+/// 3, ⅓, ¾ and 4⁄3 and the shown tempo's (`candidateScore`, weights in `Parameters`), a
+/// confidence (`A[peak] / A[0]`) and a silence gate (variance of the raw onset signal). The shown tempo changes only when two of the
 /// last three estimates agree within ±5 BPM; three estimates in a row more than 10 BPM from the
 /// shown tempo (or without a tempo) drop the lock and restart the autocorrelation.
 ///
 /// `init` allocates; `update` is real-time safe.
 struct TempoEstimator: ~Copyable {
+    /// The weights of the one tempo decision (`candidateScore`). Scores are in nats of
+    /// autocorrelation: a weight of 1 on a `ln` term means a candidate e times as salient gains 1.
+    /// Chosen on the tuning part of `scripts/accuracy-tempo` and the synthetic tests only.
+    struct Parameters {
+        /// Per nat of comb salience (mean autocorrelation at 1–4 periods): half weight, since a
+        /// slower period's comb reaches longer lags (whole bars), which always repeat.
+        var salienceWeight: Float = 0.5
+        /// Per nat of the autocorrelation at the period itself: a double tempo whose half-beats
+        /// hold little loses; a click track (every half-beat empty) keeps its tempo.
+        var beatCorrelationWeight: Float = 1
+        /// Floor of the correlations before the log (an empty lag costs ln 0.05 ≈ −3, not −∞).
+        var correlationFloor: Float = 0.05
+        /// Per octave slower than the most salient period: of two octaves the faster wins
+        /// unless the slower's period correlates e^1.6 ≈ 5× more (the seed's 20 % octave ratio).
+        var costPerOctaveSlower: Float = 1.6
+        /// Per octave outside the preferred BPM range (the configuration's, 80–180 by default):
+        /// a tie-breaker, not a wall (slow ballads exist).
+        var costPerOctaveOutsidePreferred: Float = 0.6
+        /// Hats on every beat of half the period and never between (its eighths), in a duple
+        /// metre: for the period; on every beat of the period: against it (its double's
+        /// eighths). Together (2 × 2.5) they outweigh the octave cost of a slow ballad.
+        var hatWeight: Float = 2.5
+        /// The difference of the autocorrelation at a beat and at half of it at which the hats'
+        /// evidence counts in full (`accentContrast`; none at 0: a click train's clicks are
+        /// alike, whatever the hat band hears of them; slow rock's beats differ by 0.03–0.05).
+        var fullAccentContrast: Float = 0.03
+        /// Per nat of the bar's repetition (`barRepetition`: the largest autocorrelation at 2, 3
+        /// or 4 periods): the metre's evidence. Funk's dotted-eighth pulse (4⁄3 of the beat)
+        /// correlates more at its period than the beat does, but its "bar" repeats less.
+        var barWeight: Float = 4
+        /// A period slower than the most salient one by a third (⅔, ⅓, ¾) pays this unless its
+        /// bar repeats more strongly by `thirdsBarMargin`: only the metre makes a third win.
+        var thirdsCost: Float = 0.5
+        var thirdsBarMargin: Float = 0.02
+        /// For the shown tempo (hysteresis: another period must be clearly better to take over).
+        var shownBonus: Float = 0.1
+    }
+
+    /// The candidates' tempo ratios to the most salient period's tempo: 1, 2, ½, 3⁄2, ⅔, 3, ⅓,
+    /// and ¾, 4⁄3 (a dotted-eighth pulse — funk's kicks on 1, 1-a, 2-and — is 4⁄3 of its beat).
+    static var candidateCount: Int { 9 }
+    @inline(__always) @_noLocks
+    static func candidateRatio(_ index: Int) -> Float {
+        switch index {
+        case 0: 1
+        case 1: 2
+        case 2: 0.5
+        case 3: 1.5
+        case 4: 2.0 / 3.0
+        case 5: 3
+        case 6: 1.0 / 3.0
+        case 7: 0.75
+        default: 4.0 / 3.0
+        }
+    }
+
+    let parameters: Parameters
     let frameRateHz: Double
     let minimumLag: Double
     let maximumLag: Double
@@ -24,6 +82,8 @@ struct TempoEstimator: ~Copyable {
     let lagCount: Int
     private let preferredMinimumLag: Double
     private let preferredMaximumLag: Double
+    private let preferredMinimumBpm: Double
+    private let preferredMaximumBpm: Double
     private let minimumConfidence: Float
     private let step: Float
     /// The hat band's recursion step (τ = `hatMemorySeconds`).
@@ -71,12 +131,9 @@ struct TempoEstimator: ~Copyable {
     static var agreementBpm: Float { 5 }
     static var divergenceBpm: Float { 10 }
     static var divergentEstimatesForReset: Int { 3 }
-    /// Octave check: the faster of a tempo and its double wins when its autocorrelation peak is
-    /// at least `strongRatio` of the slower one's; the slower wins below `weakRatio` (the seed's
-    /// 40 %); in between, the octave already shown is kept (stickiness; down to half the weak
-    /// ratio), else the preferred range decides (and the faster wins if it cannot).
-    static var strongRatio: Float { 0.75 }
-    static var weakRatio: Float { 0.2 }
+    /// The beat grid's evidence for the double tempo is taken only when the autocorrelation at
+    /// half the period reaches this share of the one at the period (the seed's 40 %, halved).
+    static var doubleTempoMinimumRatio: Float { 0.1 }
     /// The beat grid's evidence for the half tempo is taken only when the autocorrelation at the
     /// period is below this multiple of the one at twice the period: drum & bass at 172 (whose
     /// every other beat is also sparse: kick on 1, snares on 2 and 4) correlates 1.5–2.9× more at
@@ -107,19 +164,16 @@ struct TempoEstimator: ~Copyable {
     static var lagGridStep: Float { 0.5 }
     /// Lag step of the fine peak search (within ±half a `lagGridStep`).
     static var fineGridStep: Float { 0.05 }
-    /// Triple check: the tempo 3/2 of another wins at this share of its salience (the
-    /// dotted-quarter pulse of a busy pattern is nearly as periodic as its beat).
-    static var tripleFasterShare: Float { 0.9 }
-    /// The shown tempo stays while its salience is at least this share of the best period's
-    /// (hysteresis: another period must be clearly better to take over).
-    static var shownTempoShare: Float { 0.9 }
     /// How far (as a lag ratio) an estimate may lie outside the BPM range before it is read at
     /// the in-range octave: 1 %, so a tempo at the range's edge stays.
     static var rangeTolerance: Double { 0.99 }
     static var warmUpSeconds: Double { 1.0 }
 
-    init(configuration: RhythmConfiguration, frameRateHz: Double) {
+    init(configuration: RhythmConfiguration, frameRateHz: Double, parameters: Parameters = Parameters()) {
+        self.parameters = parameters
         self.frameRateHz = frameRateHz
+        preferredMinimumBpm = configuration.preferredMinimumBpm
+        preferredMaximumBpm = configuration.preferredMaximumBpm
         let hopSeconds = 1 / frameRateHz
         minimumLag = 60 / configuration.maximumBpm * frameRateHz
         maximumBpm = configuration.maximumBpm
@@ -187,13 +241,12 @@ struct TempoEstimator: ~Copyable {
         return count > 0 ? sum / count : 0
     }
 
-    /// Evidence that the beat is a `parts`-th of the period `lag` (its double tempo for 2, its
-    /// triple for 3): the correlation at `lag / parts` against the correlation at the lag (the
-    /// seed's check, for 2). Further multiples are left out: the bar-level repetition at 4 beats
-    /// would always count against the faster tempo.
+    /// Evidence that the beat is half the period `lag` (its double tempo): the correlation at
+    /// `lag / 2` against the correlation at the lag (the seed's check), for the beat grid's
+    /// octave moves (`doubleTempoEvidence`, `halfTempoEvidence`).
     @_noLocks
-    private func fasterTempoRatio(_ lag: Float, parts: Float = 2) -> Float {
-        let part = max(0, normalised(at: lag / parts))
+    private func fasterTempoRatio(_ lag: Float) -> Float {
+        let part = max(0, normalised(at: lag / 2))
         let whole = max(0, normalised(at: lag))
         guard whole > 0 else { return part > 0 ? 1 : 0 }
         return part / whole
@@ -247,29 +300,30 @@ struct TempoEstimator: ~Copyable {
         if curvature < 0 && before <= best && after <= best {
             bestLag += Self.lagGridStep * 0.5 * (before - after) / curvature
         }
-        // 1b) Triple check: the tempi 3/2 and 2/3 of it, each at its finely searched peak (on
-        //     the half-lag grid a sharp peak can be missed: its 4th multiple drifts by a lag).
-        //     The faster of a pair wins at `tripleFasterShare` of the slower one's salience.
-        (bestLag, best) = finePeak(near: bestLag)
-        let coarseLag = bestLag
-        for candidateIndex in 0..<2 {
-            let factor: Float = candidateIndex == 0 ? 2.0 / 3.0 : 1.5
-            guard coarseLag * factor >= low - 0.5, coarseLag * factor <= high + 0.5 else { continue }
-            let candidate = finePeak(near: coarseLag * factor)
-            let margin = factor < 1 ? Self.tripleFasterShare : 1 / Self.tripleFasterShare
-            if candidate.salience > margin * best { (bestLag, best) = candidate }
+        // 2) One decision among the periods metrically related to the best one (and the shown
+        //    tempo's): each at its fine peak, scored by `candidateScore`.
+        let peakLag = bestLag
+        var shownLag: Float = 0
+        if agreedBpm > 0 { shownLag = Float(60 * frameRateHz) / agreedBpm }
+        var bestScore = -Float.infinity
+        for index in 0...Self.candidateCount {
+            // Tempo ratios to the peak's tempo, then the shown tempo's period.
+            var candidateLag: Float
+            if index < Self.candidateCount {
+                candidateLag = peakLag / Self.candidateRatio(index)
+            } else {
+                guard shownLag > 0 else { continue }
+                candidateLag = shownLag
+            }
+            guard candidateLag >= low - 0.5, candidateLag <= high + 0.5 else { continue }
+            // On the half-lag grid a sharp peak can be missed (its 4th multiple drifts by a lag).
+            candidateLag = finePeak(near: candidateLag).lag
+            let score = candidateScore(lag: candidateLag, peakLag: peakLag, shownLag: shownLag)
+            if score > bestScore {
+                bestScore = score
+                bestLag = candidateLag
+            }
         }
-        // 1c) The shown tempo, at its fine peak, stays when it is as salient (the coarse grid
-        //     can miss its peak while another, unrelated period edges ahead for an estimate).
-        if agreedBpm > 0 {
-            let shown = finePeak(near: Float(60 * frameRateHz) / agreedBpm)
-            if shown.salience >= Self.shownTempoShare * best { (bestLag, best) = shown }
-        }
-        // 2) Octave check (the double or half tempo), then the same for a third of the period or
-        //    three times it: a 3/4 bar correlates about as much at its beat as at the bar, and
-        //    not at all at half the bar, so a waltz read at its bar rate fails the octave check.
-        bestLag = metricalLevel(of: bestLag, parts: 2)
-        bestLag = metricalLevel(of: bestLag, parts: 3)
         // 3) Confidence: the salience of the chosen period.
         let chosen = salience(bestLag)
         doubleTempoEvidence = bestLag / 2 >= low - 0.5 ? fasterTempoRatio(bestLag) : 0
@@ -286,46 +340,69 @@ struct TempoEstimator: ~Copyable {
         return bpm.isFinite ? bpm : 0
     }
 
-    /// The beat period among `lag` and its `parts`-th (or `lag` and `parts` times it, when its
-    /// `parts`-th lies below the range), by `prefersFaster`; `lag` when neither is in range.
+    /// The score of a candidate beat period `lag` (hops) in the one tempo decision: the sum of
+    /// the evidence for it, weighted by `parameters` (docs/dsp.md, Tempo):
+    /// - salience: `ln` of its comb salience (every multiple of a beat repeats);
+    /// - beat correlation: `ln` of the autocorrelation at the period itself (a beat's onsets
+    ///   repeat at one beat; a double tempo whose half-beats hold little loses);
+    /// - speed: a cost per octave slower than the most salient period (`peakLag`);
+    /// - the preferred range: a cost per octave outside it;
+    /// - the hats: they pulse on every beat of half the period and never between (the
+    ///   period's eighths; a duple metre), or on every beat of the period and never between (the
+    ///   period is its beat's eighths), counted by how much the beats differ (`accentContrast`);
+    /// - the metre: `ln` of its bar's repetition (`barRepetition`), and a cost for a period
+    ///   slower than the peak by a third (⅔, ⅓, ¾) unless its bar repeats more than the peak's;
+    /// - the shown tempo: a bonus for staying (hysteresis).
     @_noLocks
-    private func metricalLevel(of lag: Float, parts: Float) -> Float {
-        if lag / parts >= Float(minimumLag) - 0.5 {
-            let faster = prefersFaster(ratio: fasterTempoRatio(lag, parts: parts), fasterLag: lag / parts, slowerLag: lag, parts: parts)
-            return faster ? lag / parts : lag
+    private func candidateScore(lag: Float, peakLag: Float, shownLag: Float) -> Float {
+        let weights = parameters
+        var score = weights.salienceWeight * approximateNaturalLog(max(salience(lag), weights.correlationFloor))
+        score += weights.beatCorrelationWeight * approximateNaturalLog(max(normalised(at: lag), weights.correlationFloor))
+        // Octaves slower than the most salient period.
+        let octaves = approximateLog2(lag / peakLag)
+        score -= weights.costPerOctaveSlower * octaves
+        let bpm = Double(60 * frameRateHz) / Double(lag)
+        let below = max(0, approximateLog2(Float(preferredMinimumBpm / bpm))), above = max(0, approximateLog2(Float(bpm / preferredMaximumBpm)))
+        score -= weights.costPerOctaveOutsidePreferred * (below + above)
+        let staying = shownLag > 0 && abs(shownLag - lag) <= 0.05 * lag
+        if hatsOnlyMarkTheBeat(lag: lag / 2, staying: staying) && isDuple(lag: lag / 2, margin: staying ? 0 : Self.dupleMargin) {
+            score += weights.hatWeight * accentContrast(beatLag: lag)
         }
-        if lag * parts <= Float(maximumLag) + 0.5 {
-            let faster = prefersFaster(ratio: fasterTempoRatio(lag * parts, parts: parts), fasterLag: lag, slowerLag: lag * parts, parts: parts)
-            return faster ? lag : lag * parts
+        if hatsOnlyMarkTheBeat(lag: lag, staying: !staying) && isDuple(lag: lag, margin: 0) {
+            score -= weights.hatWeight * accentContrast(beatLag: 2 * lag)
         }
-        return lag
+        // Slower than the most salient period by an odd factor (3, or 3 with octaves: ⅔, ⅓, ¾)?
+        let thirds = octaves > 0 && abs(Double(octaves) - realtimeRound(Double(octaves))) > 0.1
+        // The metre: how strongly its bar repeats.
+        let bar = barRepetition(lag)
+        score += weights.barWeight * approximateNaturalLog(max(bar, weights.correlationFloor))
+        if thirds && bar < barRepetition(peakLag) + weights.thirdsBarMargin { score -= weights.thirdsCost }
+        if staying { score += weights.shownBonus }
+        return score
     }
 
-    /// Whether the faster of two beat periods, `parts` of the faster in one of the slower, is
-    /// the beat, given `ratio` = r(faster) / r(slower).
+    /// How much more the onset signal repeats at `beatLag` than at half of it, as a share of
+    /// `Parameters.fullAccentContrast` (0…1): a beat whose halves differ (kick and snare on the
+    /// beats, hats alone between) is evidence the hats are its eighths; a click track, all of
+    /// whose clicks are alike, gives none, whatever the hat band hears of the clicks.
     @_noLocks
-    private func prefersFaster(ratio: Float, fasterLag: Float, slowerLag: Float, parts: Float) -> Bool {
-        // Hats on every beat of the faster tempo and never between, in a duple metre: they are
-        // the slower tempo's eighths (a slow rock beat's hi-hat, read as a half-time beat). The
-        // metre must be clearly duple to move to the slower tempo, merely duple to stay there.
-        // (Eighths say nothing about a period three beats long.)
-        let showsSlower = agreedBpm > 0 && abs(Float(60 * frameRateHz) / agreedBpm - slowerLag) <= 0.05 * slowerLag
-        if parts == 2 && hatsOnlyMarkTheBeat(lag: fasterLag, staying: showsSlower)
-            && isDuple(lag: fasterLag, margin: showsSlower ? 0 : Self.dupleMargin) {
-            return false
+    private func accentContrast(beatLag: Float) -> Float {
+        let contrast = normalised(at: beatLag) - max(0, normalised(at: beatLag / 2))
+        return min(1, max(0, contrast / parameters.fullAccentContrast))
+    }
+
+    /// How strongly the onset signal repeats at a bar of `lag`: the largest autocorrelation at
+    /// two, three or four of its beats (those with data; early on, when none has, at the period
+    /// itself, which says nothing for or against a bar).
+    @_noLocks
+    private func barRepetition(_ lag: Float) -> Float {
+        var best = -Float.infinity
+        for beats in 2...4 {
+            let position = lag * Float(beats)
+            guard onsetCorrelation.hasData(atLag: Int(position) + 1) else { break }
+            best = max(best, normalised(at: position))
         }
-        if ratio >= Self.strongRatio { return true }
-        if ratio < Self.weakRatio * 0.5 { return false }
-        // Octave stickiness: between the clear cases, keep the octave already shown.
-        if agreedBpm > 0 {
-            let shownLag = Float(60 * frameRateHz) / agreedBpm
-            if abs(shownLag - slowerLag) <= 0.05 * slowerLag { return false }
-            if abs(shownLag - fasterLag) <= 0.05 * fasterLag { return true }
-        }
-        if ratio < Self.weakRatio { return false }
-        let fasterPreferred = Double(fasterLag) >= preferredMinimumLag && Double(fasterLag) <= preferredMaximumLag
-        let slowerPreferred = Double(slowerLag) >= preferredMinimumLag && Double(slowerLag) <= preferredMaximumLag
-        return !(slowerPreferred && !fasterPreferred)
+        return best > -Float.infinity ? best : normalised(at: lag)
     }
 
     /// 2-of-3 agreement, divergence reset.
@@ -371,7 +448,7 @@ struct TempoEstimator: ~Copyable {
     @_noLocks
     mutating func adoptDoubleTempo() {
         let doubled = 2 * agreedBpm
-        guard agreedBpm > 0, !octaveLowered, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.weakRatio * 0.5,
+        guard agreedBpm > 0, !octaveLowered, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.doubleTempoMinimumRatio,
               !hatsOnlyMarkTheBeat(lag: Float(30 * frameRateHz) / agreedBpm, staying: true) else { return }
         agreedBpm = doubled
         recent = (doubled, doubled, recent.0 > 0 ? 2 * recent.0 : 0)
@@ -381,17 +458,18 @@ struct TempoEstimator: ~Copyable {
 
     /// Whether the hats pulse with the beat of `lag` but never between its beats: their
     /// autocorrelation reaches `hatPulseCorrelation` at the beat and stays under
-    /// `hatSubdivisionCorrelation` at half and a quarter of it (its lower bound to move to the
-    /// slower tempo, its upper one when `staying` there: a crash cymbal every few bars raises
-    /// the short lags for a while), and the hats fall on the onsets, not half a beat off. Hats play the subdivision of the beat (eighths,
-    /// sixteenths); hats exactly on every beat and nowhere between say the beat is twice as
+    /// `hatSubdivisionCorrelation` at half, a third and a quarter of it (its lower bound to move
+    /// to the slower tempo, its upper one when `staying` there: a crash cymbal every few bars
+    /// raises the short lags for a while), and the hats fall on the onsets, not half a beat off.
+    /// (A third: funk's sixteenth hats pulse at a dotted eighth too, and not at its half or
+    /// quarter.) Hats play the subdivision of the beat (eighths, sixteenths); hats exactly on every beat and nowhere between say the beat is twice as
     /// long (a slow rock beat's or a one-drop's eighths read as a fast tempo's beats). Silent
     /// hats say nothing. Real-time safe.
     @_noLocks
     private func hatsOnlyMarkTheBeat(lag: Float, staying: Bool) -> Bool {
         let limit = staying ? Self.hatSubdivisionCorrelation.upperBound : Self.hatSubdivisionCorrelation.lowerBound
         return hatsAreALayer && hatCorrelation.normalised(at: lag) >= Self.hatPulseCorrelation
-            && max(hatCorrelation.normalised(at: lag / 2), hatCorrelation.normalised(at: lag / 4)) < limit
+            && max(max(hatCorrelation.normalised(at: lag / 2), hatCorrelation.normalised(at: lag / 3)), hatCorrelation.normalised(at: lag / 4)) < limit
             && hatLead(at: lag / 2) < hatLead(at: 0)
     }
 
@@ -491,3 +569,4 @@ struct TempoEstimator: ~Copyable {
         fluxWeight = 0
     }
 }
+

@@ -1,0 +1,67 @@
+import Testing
+import SpectrumDSP
+import SpectrumTestSupport
+import SpectrumCore
+
+/// One synthetic regression per class of input the tempo benchmark's held-out part showed
+/// failing (issue 14): a tonal click at any phase of the hop, four on the floor with off-beat
+/// open hats and sixteenth percussion, funk's dotted-eighth groupings, a slow ballad's eighth
+/// hats, a tempo above the BPM range.
+@Suite struct RhythmClassTests {
+    static let sampleRateHz = 48_000.0
+
+    /// The tempo readings from `fromSeconds` on that are off `bpm` by more than 2 %.
+    static func wrongReadings(_ frames: [AnalysisFrame], bpm: Double, fromSeconds: Double) -> (wrong: Int, of: Int, example: Float) {
+        let window = frames.filter { RhythmTests.seconds($0, sampleRateHz) >= fromSeconds }
+        let wrong = window.filter { abs(Double($0.tempo.bpm) - bpm) > 0.02 * bpm }
+        return (wrong.count, window.count, wrong.first?.tempo.bpm ?? 0)
+    }
+
+    /// A 1 kHz click at 120 BPM (a period of exactly 30 hops of 800 samples) reads 120 whatever
+    /// its phase within the hop: offsets 0..<800 samples in steps of 100.
+    @Test(arguments: Array(stride(from: 0, to: 800, by: 100)))
+    func aTonalClickReadsItsTempoAtEveryPhaseOfTheHop(offsetSamples: Int) throws {
+        let offsetSeconds = 0.5 + Double(offsetSamples) / Self.sampleRateHz
+        let signal = TestSignals.rhythm(.tonalClicks, segments: [(120, 12)], sampleRateHz: Self.sampleRateHz, offsetSeconds: offsetSeconds)
+        let frames = try RhythmTests.frames(signal)
+        RhythmTests.expectLocked(frames, signal, bpm: 120, fromSeconds: 6, toSeconds: 12, "tonal click, offset \(offsetSamples) samples")
+    }
+
+    /// Four on the floor with open hats on the off-beats and rim percussion on the sixteenths
+    /// between: the beats land on the kick (within 20 ms), not a sixteenth or an eighth away.
+    @Test(arguments: [125.0, 130.0, 135.0])
+    func fourOnTheFloorWithOffBeatHatsLandsOnTheKick(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.technoOffBeat, segments: [(bpm, 14)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: 14, "techno \(bpm) BPM")
+    }
+
+    /// Funk's kicks on 1, 1-a, 2-and (dotted eighths) make a period of a dotted quarter (two
+    /// thirds of the tempo) plausible: the tempo reads the beat, never two thirds of it.
+    @Test(arguments: [96.0, 104.0, 110.0])
+    func funkIsNotReadAtTwoThirds(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.funk, segments: [(bpm, 14)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        let result = Self.wrongReadings(frames, bpm: bpm, fromSeconds: 7)
+        #expect(result.wrong == 0, "funk \(bpm) BPM: \(result.wrong) of \(result.of) readings off, e.g. \(result.example)")
+    }
+
+    /// A slow ballad with eighth hats reads its slow tempo, not the double its hats mark.
+    @Test(arguments: [60.0, 66.0, 70.0])
+    func aSlowBalladWithEighthHatsReadsItsTempo(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.ballad, segments: [(bpm, 18)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        let result = Self.wrongReadings(frames, bpm: bpm, fromSeconds: 9)
+        #expect(result.wrong == 0, "ballad \(bpm) BPM: \(result.wrong) of \(result.of) readings off, e.g. \(result.example)")
+    }
+
+    /// A rock beat above the default range (60–180) reads at the in-range octave (half), never
+    /// at a third.
+    @Test(arguments: [186.0, 192.0])
+    func aTempoAboveTheRangeReadsHalf(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.rock, segments: [(bpm, 12)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        let result = Self.wrongReadings(frames, bpm: bpm / 2, fromSeconds: 6)
+        #expect(result.wrong == 0, "rock \(bpm) BPM: \(result.wrong) of \(result.of) readings off \(bpm / 2), e.g. \(result.example)")
+    }
+}
