@@ -31,7 +31,7 @@ final class LiveSession: @unchecked Sendable {
 
     /// Opens the client (activated and connected) and starts the publisher. Throws errors whose
     /// description is one line.
-    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration) throws {
+    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration, midiClock: Bool = false) throws {
         var configuration = LiveConfiguration()
         configuration.clientName = jack.name
         configuration.serverName = jack.server
@@ -39,6 +39,7 @@ final class LiveSession: @unchecked Sendable {
         configuration.connections = jack.connectionPlan
         configuration.analysis = analysis
         configuration.reconnects = !jack.noReconnect
+        configuration.midiClock = midiClock
         let client = try LiveClient(configuration: configuration)
         self.client = client
         let latest = self.latest

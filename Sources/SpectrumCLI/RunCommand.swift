@@ -35,6 +35,7 @@ struct RunCommand: ParsableCommand {
     @OptionGroup(title: "OSC output") var osc: OscOptions
     @OptionGroup(title: "Analysis") var presetOptions: PresetOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOverrides
+    @OptionGroup(title: "Tempo out") var tempoOut: TempoOutOptions
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds (default: run until Ctrl-C).", valueName: "seconds"))
     var duration: Double?
@@ -80,7 +81,7 @@ struct RunCommand: ParsableCommand {
             configuration = try managed?.loadState(commandLine: commandLine, commandLinePreset: presetOptions.presetPath()) ?? commandLine
             let presetPath = try managed?.stateURL.path ?? presetOptions.presetPath()
             publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
-            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration)
+            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration, midiClock: tempoOut.midiClock)
         } catch {
             managed?.refuse(.general, "\(error)")
             throw oneLineFailure("spectrum: \(error)")
@@ -131,6 +132,9 @@ struct RunCommand: ParsableCommand {
                 let rig = configuration.rig(for: target)
                 return "\(target) (rig \(rig.name)\(rig.name == Rig.spectrumName ? " under \(configuration.prefix)" : ""))"
             }.joined(separator: ", "))
+        }
+        if let midiClockPort = client.midiClockPortName {
+            lines.append("spectrum: MIDI clock on \(midiClockPort) (starts on the first downbeat once the tempo locks)")
         }
         if let control {
             lines.append("spectrum: taking OSC control on \(control.host):\(control.port) under \(configuration.prefix)/control/")
