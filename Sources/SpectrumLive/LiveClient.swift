@@ -153,7 +153,23 @@ public final class LiveClient: @unchecked Sendable {
     /// `DispatchSourceSignal` handler or a `sigwait` loop) — but not from inside a raw signal
     /// handler: there, only set a flag. Also correct after the server has shut down, and while
     /// it is lost (it waits for the supervisor, at most its close time bound).
-    public func stop() { supervisor.stop() }
+    public func stop() {
+        stopMidiClock()
+        supervisor.stop()
+    }
+
+    /// A running MIDI clock sends FC before the client goes (receivers stop rather than wait
+    /// for ticks that never come): hold it, and give the process thread a few cycles to send
+    /// it (at most `midiClockStopWaitSeconds`, e.g. when the server is gone).
+    private func stopMidiClock() {
+        guard midiClockPortName != nil, counters.pointee.midiClockRunning.load(ordering: .relaxed) else { return }
+        counters.pointee.midiClockHold.store(true, ordering: .relaxed)
+        let deadline = Date().addingTimeInterval(Self.midiClockStopWaitSeconds)
+        while counters.pointee.midiClockRunning.load(ordering: .relaxed) && Date() < deadline { usleep(2000) }
+    }
+
+    /// Ten periods of 1024 frames at 48 kHz.
+    static let midiClockStopWaitSeconds = 0.2
 
     /// Replaces the analysis configuration while running: a new analyser is built here, off the
     /// real-time thread, and swapped in (its tempo and levels start afresh). Throws (and keeps
