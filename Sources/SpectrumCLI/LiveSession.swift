@@ -44,6 +44,7 @@ final class LiveSession: @unchecked Sendable {
         self.client = client
         let latest = self.latest
         var osc = osc
+        if midiClock { osc.messages.insert(.midiClockStatus) }
         osc.sampleRateHz = client.sampleRateHz
         osc.bandCentreFrequenciesHz = analysis.spectrum.bandCentreFrequenciesHz
         do {
@@ -52,12 +53,19 @@ final class LiveSession: @unchecked Sendable {
                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() },
                 status: {
                     let status = client.status()
-                    return PublisherStatus(sampleRateHz: Int(status.sampleRateHz), periodFrames: status.periodFrames,
-                                           xruns: Int(status.xruns), droppedFrames: Int(status.framesDropped),
-                                           dspLoadPercent: Float(status.dspLoadPercent),
-                                           worstCallbackMicroseconds: Float(status.callbackCostMaximumMicroseconds),
-                                           serverRunning: status.serverLostSeconds == nil, reconnections: status.reconnections,
-                                           serverLostSeconds: Float(status.serverLostSeconds ?? 0))
+                    var published = PublisherStatus(sampleRateHz: Int(status.sampleRateHz), periodFrames: status.periodFrames,
+                                                    xruns: Int(status.xruns), droppedFrames: Int(status.framesDropped),
+                                                    dspLoadPercent: Float(status.dspLoadPercent),
+                                                    worstCallbackMicroseconds: Float(status.callbackCostMaximumMicroseconds),
+                                                    serverRunning: status.serverLostSeconds == nil, reconnections: status.reconnections,
+                                                    serverLostSeconds: Float(status.serverLostSeconds ?? 0))
+                    if let clock = status.midiClock {
+                        published.midiClockRunning = clock.isRunning
+                        published.midiClockBpm = Float(clock.bpm)
+                        published.midiClockTicks = Int(clamping: clock.ticks)
+                        published.midiClockPhaseErrorMilliseconds = Float(clock.phaseErrorMilliseconds)
+                    }
+                    return published
                 },
                 frameObserver: { frame in latest.store(frame) })
             try publisher.start()

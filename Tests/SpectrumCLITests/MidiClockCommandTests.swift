@@ -20,8 +20,9 @@ struct MidiClockCommandTests {
         let fast = try ToneClient(serverName: server.name, clientName: "click128", amplitude: 0,
                                   loop: TestSignals.clickTrain(bpm: 128, sampleRateHz: 48_000, seconds: 7.03125).samples)
         defer { fast.stop() }
+        let osc = OSCReceiver()
         let spectrum = try RunningSpectrum(["run", "--server", server.name, "--connect", slow.outputPortName, "--connect", fast.outputPortName,
-                                            "--midi-clock", "--duration", "52", "--quiet"])
+                                            "--midi-clock", "--osc", "127.0.0.1:\(osc.port)", "--duration", "52", "--quiet"])
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, (try? server.listPorts())?.contains("spectrum:midi_clock") != true { usleep(20_000) }
         let dump = try JackMidiDump(server: server)
@@ -32,12 +33,13 @@ struct MidiClockCommandTests {
         try server.connect("spectrum:midi_clock", receiver.inputPortName)
 
         let started = Date()
-        func wait(until seconds: Double) { while Date().timeIntervalSince(started) < seconds { usleep(20_000) } }
+        func wait(until seconds: Double) { osc.receive(timeoutSeconds: seconds + 1) { Date().timeIntervalSince(started) >= seconds } }
         wait(until: 16)
         slow.amplitude = 0
         fast.amplitude = 1
         wait(until: 32)
         fast.amplitude = 0
+        wait(until: 53)
         let result = try #require(spectrum.waitForExit(within: 20), "spectrum did not stop")
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("MIDI clock on spectrum:midi_clock"))
@@ -85,5 +87,10 @@ struct MidiClockCommandTests {
         let end = tempos.suffix(24 * 2)
         #expect(end.allSatisfy { abs($0 - 128) <= 0.1 }, "jack_mclk_dump at the end: \(end.min() ?? 0)…\(end.max() ?? 0)")
         #expect(lines.contains(.event("start")) && lines.contains(.event("stop")))
+
+        // 5) /status/midi_clock: running near 120 BPM before the change, stopped at the end.
+        let clockStatus = osc.bundles.compactMap { $0.message("/spectrum/status/midi_clock")?.values }
+        #expect(clockStatus.contains { $0[0] == 1 && abs($0[1] - 120) < 0.5 && $0[2] > 0 }, "no running status at 120 BPM")
+        #expect(clockStatus.last.map { $0[0] == 0 && $0[1] == 0 } == true, "last status \(String(describing: clockStatus.last))")
     }
 }

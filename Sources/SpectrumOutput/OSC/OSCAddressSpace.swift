@@ -17,6 +17,7 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
     case status
     case targetStatus
     case serverStatus
+    case midiClockStatus
     case pitchActive
     case pitch
     case note
@@ -44,12 +45,14 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
         case .beat: "/beat"
         case .targetStatus: "/status/target"
         case .serverStatus: "/status/server"
+        case .midiClockStatus: "/status/midi_clock"
         }
     }
 
     /// On unless switched off; the waveform is opt-in (`--waveform`): at 512 floats it triples
-    /// the packet size and only visual tools want it.
-    public var isEnabledByDefault: Bool { self != .waveform }
+    /// the packet size and only visual tools want it. The MIDI clock's status comes with
+    /// `--midi-clock`.
+    public var isEnabledByDefault: Bool { self != .waveform && self != .midiClockStatus }
 }
 
 /// A set of message kinds (which ones the publisher sends).
@@ -78,9 +81,10 @@ public struct OSCMessageSet: OptionSet, Sendable, Hashable {
     public static let beat = OSCMessageSet(.beat)
     public static let targetStatus = OSCMessageSet(.targetStatus)
     public static let serverStatus = OSCMessageSet(.serverStatus)
+    public static let midiClockStatus = OSCMessageSet(.midiClockStatus)
 
     public static let all = OSCMessageSet(OSCMessageKind.allCases.map(OSCMessageSet.init))
-    /// Everything except the waveform.
+    /// Everything except the waveform and the MIDI clock's status.
     public static let `default` = OSCMessageSet(OSCMessageKind.allCases.filter(\.isEnabledByDefault).map(OSCMessageSet.init))
 }
 
@@ -235,6 +239,18 @@ public struct OSCAddressSpace: Sendable, Equatable {
                 example: "\(prefix)/status/server iif 0 3 4.2",
                 enabledByDefault: true),
             OSCAddressEntry(
+                kind: .midiClockStatus, address: prefix + OSCMessageKind.midiClockStatus.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "running", typeTag: "i", unit: "1 after FA, 0 after FC or before the first start", range: "0..1"),
+                    OSCArgumentSpec(name: "bpm", typeTag: "f", unit: "the clock's tempo, 60 / (24 × tick period); 0 while stopped", range: "0 or 30..400"),
+                    OSCArgumentSpec(name: "ticks", typeTag: "i", unit: "F8 sent since start", range: "≥ 0"),
+                    OSCArgumentSpec(name: "phase error", typeTag: "f", unit: "ms of the latest tick against the beat grid (positive: the grid is ahead)", range: "any"),
+                ],
+                rate: "with `\(prefix)/status`, only with `--midi-clock`",
+                description: "The MIDI clock on the JACK port `midi_clock`: whether it runs, its glided tempo, the ticks sent, and how far its ticks are from the beat grid (corrected by slewing the tick period).",
+                example: "\(prefix)/status/midi_clock ifif 1 120.0 28800 0.02",
+                enabledByDefault: false),
+            OSCAddressEntry(
                 kind: .pitchActive, address: prefix + OSCMessageKind.pitchActive.suffix,
                 arguments: [OSCArgumentSpec(name: "active", typeTag: "f", unit: "1 = a note sounds, 0 = no note", range: "0 or 1")],
                 rate: everyFrame,
@@ -309,7 +325,7 @@ public struct OSCAddressSpace: Sendable, Equatable {
         ("Tuner", [.pitchActive, .pitch, .note]),
         ("Rhythm", [.onset, .tempo, .beatPhase, .beat]),
         ("Waveform", [.waveform]),
-        ("Status", [.status, .targetStatus, .serverStatus]),
+        ("Status", [.status, .targetStatus, .serverStatus, .midiClockStatus]),
     ]
 
     /// The tables in Markdown, one per section, each followed by its `oscdump` examples.

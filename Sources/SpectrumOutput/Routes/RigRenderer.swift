@@ -264,6 +264,10 @@ final class RigRenderer {
             case .serverRunning: return status.serverRunning ? 1 : 0
             case .reconnections: return Double(status.reconnections)
             case .serverLostSeconds: return Double(status.serverLostSeconds)
+            case .midiClockRunning: return status.midiClockRunning ? 1 : 0
+            case .midiClockBpm: return Double(status.midiClockBpm)
+            case .midiClockTicks: return Double(min(status.midiClockTicks, Int(Int32.max)))
+            case .midiClockPhaseErrorMilliseconds: return Double(status.midiClockPhaseErrorMilliseconds)
             }
         case .target(let field):
             guard element < context.targets.count else { return 0 }
