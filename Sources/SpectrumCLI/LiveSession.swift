@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SpectrumDSP
+import SpectrumLink
 import SpectrumLive
 import SpectrumOutput
 import Synchronization
@@ -11,6 +12,8 @@ import SpectrumCore
 final class LiveSession: @unchecked Sendable {
     let client: LiveClient
     let publisher: FramePublisher
+    /// The Ableton Link peer (`--link`), nil without it.
+    let link: LinkPeer?
     private let latest = LatestFrame()
 
     /// What the display shows: the newest frame and the counters.
@@ -21,7 +24,11 @@ final class LiveSession: @unchecked Sendable {
         var beatsReceived: Int
         var status: LiveStatus
         var publisher: PublisherStatistics
+        var link: LinkPeer.Status?
     }
+
+    /// Ableton Link: off, a peer that follows the session's join rules, or one that takes the lead.
+    enum LinkMode { case off, follow, lead }
 
     enum Ending {
         case signal(Int32)
@@ -31,7 +38,8 @@ final class LiveSession: @unchecked Sendable {
 
     /// Opens the client (activated and connected) and starts the publisher. Throws errors whose
     /// description is one line.
-    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration, midiClock: Bool = false) throws {
+    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration, midiClock: Bool = false,
+         link linkMode: LinkMode = .off) throws {
         var configuration = LiveConfiguration()
         configuration.clientName = jack.name
         configuration.serverName = jack.server
@@ -43,8 +51,20 @@ final class LiveSession: @unchecked Sendable {
         let client = try LiveClient(configuration: configuration)
         self.client = client
         let latest = self.latest
+        let link: LinkPeer?
+        do {
+            link = linkMode == .off ? nil : try LinkPeer(
+                takesLead: linkMode == .lead, beatsPerBar: analysis.rhythm.beatsPerBar,
+                leadMilliseconds: { client.analysisConfiguration.rhythm.leadMilliseconds },
+                jackNowMicroseconds: { LiveClient.currentTimeMicroseconds() })
+        } catch {
+            client.stop()
+            throw error
+        }
+        self.link = link
         var osc = osc
         if midiClock { osc.messages.insert(.midiClockStatus) }
+        if link != nil { osc.messages.insert(.linkStatus) }
         osc.sampleRateHz = client.sampleRateHz
         osc.bandCentreFrequenciesHz = analysis.spectrum.bandCentreFrequenciesHz
         do {
@@ -65,11 +85,21 @@ final class LiveSession: @unchecked Sendable {
                         published.midiClockTicks = Int(clamping: clock.ticks)
                         published.midiClockPhaseErrorMilliseconds = Float(clock.phaseErrorMilliseconds)
                     }
+                    if let linkStatus = link?.status {
+                        published.linkPeers = linkStatus.peers
+                        published.linkLeading = linkStatus.isLeading
+                        published.linkBpm = Float(linkStatus.sessionBpm)
+                        published.linkPhaseErrorMilliseconds = Float(linkStatus.phaseErrorMilliseconds)
+                    }
                     return published
                 },
-                frameObserver: { frame in latest.store(frame) })
+                frameObserver: { frame in
+                    latest.store(frame)
+                    link?.offer(frame)
+                })
             try publisher.start()
         } catch {
+            link?.stop()
             client.stop()
             throw error
         }
@@ -77,13 +107,14 @@ final class LiveSession: @unchecked Sendable {
 
     /// Stops without running (a later start step failed).
     func stop() {
+        link?.stop()
         client.stop()
         publisher.stop()
     }
 
     var snapshot: Snapshot {
         let (frame, count, beats) = latest.load()
-        return Snapshot(frame: frame, framesReceived: count, beatsReceived: beats, status: client.status(), publisher: publisher.statistics)
+        return Snapshot(frame: frame, framesReceived: count, beatsReceived: beats, status: client.status(), publisher: publisher.statistics, link: link?.status)
     }
 
     /// Calls `render` every `refreshSeconds` until SIGINT/SIGTERM, the duration, or the server
@@ -106,6 +137,7 @@ final class LiveSession: @unchecked Sendable {
             render(snapshot)
             usleep(UInt32(refreshSeconds * 1_000_000))
         }
+        link?.stop()
         client.stop()
         publisher.flush()
         publisher.stop()

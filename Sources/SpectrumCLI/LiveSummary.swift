@@ -1,5 +1,6 @@
 import Foundation
 import SpectrumDSP
+import SpectrumLink
 import SpectrumLive
 import SpectrumOutput
 
@@ -65,7 +66,13 @@ struct LiveSummary {
         let sending = snapshot.publisher.targets.isEmpty ? "not sending (no --osc)" : "→ " + targetHealth(snapshot.publisher.targets)
         return "\(rate) | VU \(bar(level.vu, width: 10)) \(String(format: "%6.1f dBFS", level.rmsDecibels)) | \(note) | \(tempo) | "
             + (status.midiClock.map { midiClock($0) + " | " } ?? "")
+            + (snapshot.link.map { link($0) + " | " } ?? "")
             + "\(sparkline(groups)) | \(String(format: "%.1f fps", framesPerSecond)) \(sending) | xruns \(status.xruns) drops \(status.framesDropped)"
+    }
+
+    /// `Link 2 ▶ 120.0` (peers, leading, the session's tempo); `◁` while following.
+    static func link(_ status: LinkPeer.Status) -> String {
+        String(format: "Link %d %@ %5.1f", status.peers, status.isLeading ? "▶" : "◁", status.sessionBpm)
     }
 
     /// `MIDI ▶ 120.0` while the clock runs, `MIDI ■` while it is stopped.

@@ -81,7 +81,8 @@ struct RunCommand: ParsableCommand {
             configuration = try managed?.loadState(commandLine: commandLine, commandLinePreset: presetOptions.presetPath()) ?? commandLine
             let presetPath = try managed?.stateURL.path ?? presetOptions.presetPath()
             publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
-            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration, midiClock: tempoOut.midiClock)
+            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration, midiClock: tempoOut.midiClock,
+                                     link: tempoOut.link ? (tempoOut.linkLead ? .lead : .follow) : .off)
         } catch {
             managed?.refuse(.general, "\(error)")
             throw oneLineFailure("spectrum: \(error)")
@@ -135,6 +136,9 @@ struct RunCommand: ParsableCommand {
         }
         if let midiClockPort = client.midiClockPortName {
             lines.append("spectrum: MIDI clock on \(midiClockPort) (starts on the first downbeat once the tempo locks)")
+        }
+        if session.link != nil {
+            lines.append("spectrum: Ableton Link peer" + (tempoOut.linkLead ? ", taking the lead of the session" : ", following a running session's tempo (--link-lead takes it over)"))
         }
         if let control {
             lines.append("spectrum: taking OSC control on \(control.host):\(control.port) under \(configuration.prefix)/control/")

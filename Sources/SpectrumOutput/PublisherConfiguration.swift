@@ -112,6 +112,13 @@ public struct PublisherStatus: Sendable, Equatable {
     public var midiClockTicks = 0
     public var midiClockPhaseErrorMilliseconds: Float = 0
 
+    /// Ableton Link (`--link`): peers, whether spectrum leads, the session's tempo, and its beat
+    /// against the detected one in ms.
+    public var linkPeers = 0
+    public var linkLeading = false
+    public var linkBpm: Float = 0
+    public var linkPhaseErrorMilliseconds: Float = 0
+
     public init(sampleRateHz: Int = 0, periodFrames: Int = 0, xruns: Int = 0, droppedFrames: Int = 0, dspLoadPercent: Float = 0, worstCallbackMicroseconds: Float = 0,
                 serverRunning: Bool = true, reconnections: Int = 0, serverLostSeconds: Float = 0) {
         self.serverRunning = serverRunning

@@ -62,8 +62,8 @@ import Testing
         }
     }
 
-    @Test func defaultSetLeavesTheWaveformAndTheMidiClockStatusOut() {
-        let optIn: [OSCMessageKind] = [.waveform, .midiClockStatus]
+    @Test func defaultSetLeavesTheWaveformAndTheTempoOutStatusOut() {
+        let optIn: [OSCMessageKind] = [.waveform, .midiClockStatus, .linkStatus]
         for kind in optIn { #expect(!OSCMessageSet.default.contains(kind) && OSCMessageSet.all.contains(kind)) }
         for kind in OSCMessageKind.allCases where !optIn.contains(kind) { #expect(OSCMessageSet.default.contains(kind)) }
     }

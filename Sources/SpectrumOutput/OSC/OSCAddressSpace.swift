@@ -18,6 +18,7 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
     case targetStatus
     case serverStatus
     case midiClockStatus
+    case linkStatus
     case pitchActive
     case pitch
     case note
@@ -46,13 +47,14 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
         case .targetStatus: "/status/target"
         case .serverStatus: "/status/server"
         case .midiClockStatus: "/status/midi_clock"
+        case .linkStatus: "/status/link"
         }
     }
 
     /// On unless switched off; the waveform is opt-in (`--waveform`): at 512 floats it triples
     /// the packet size and only visual tools want it. The MIDI clock's status comes with
-    /// `--midi-clock`.
-    public var isEnabledByDefault: Bool { self != .waveform && self != .midiClockStatus }
+    /// `--midi-clock`, Link's with `--link`.
+    public var isEnabledByDefault: Bool { self != .waveform && self != .midiClockStatus && self != .linkStatus }
 }
 
 /// A set of message kinds (which ones the publisher sends).
@@ -82,9 +84,10 @@ public struct OSCMessageSet: OptionSet, Sendable, Hashable {
     public static let targetStatus = OSCMessageSet(.targetStatus)
     public static let serverStatus = OSCMessageSet(.serverStatus)
     public static let midiClockStatus = OSCMessageSet(.midiClockStatus)
+    public static let linkStatus = OSCMessageSet(.linkStatus)
 
     public static let all = OSCMessageSet(OSCMessageKind.allCases.map(OSCMessageSet.init))
-    /// Everything except the waveform and the MIDI clock's status.
+    /// Everything except the waveform and the MIDI clock's and Link's status.
     public static let `default` = OSCMessageSet(OSCMessageKind.allCases.filter(\.isEnabledByDefault).map(OSCMessageSet.init))
 }
 
@@ -251,6 +254,18 @@ public struct OSCAddressSpace: Sendable, Equatable {
                 example: "\(prefix)/status/midi_clock ifif 1 120.0 28800 0.02",
                 enabledByDefault: false),
             OSCAddressEntry(
+                kind: .linkStatus, address: prefix + OSCMessageKind.linkStatus.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "peers", typeTag: "i", unit: "other Link peers in the session", range: "≥ 0"),
+                    OSCArgumentSpec(name: "leading", typeTag: "i", unit: "1 when spectrum sets the session's tempo and beat", range: "0..1"),
+                    OSCArgumentSpec(name: "bpm", typeTag: "f", unit: "the session's tempo", range: "20..999"),
+                    OSCArgumentSpec(name: "phase error", typeTag: "f", unit: "ms of the session's beat against the detected beat (positive: the session is early); 0 without a tempo", range: "any"),
+                ],
+                rate: "with `\(prefix)/status`, only with `--link`",
+                description: "The Ableton Link session: how many peers, whether spectrum leads it (it started the session, or `--link-lead`), its tempo, and how far its beat is from the one spectrum hears.",
+                example: "\(prefix)/status/link iiff 2 1 120.0 0.3",
+                enabledByDefault: false),
+            OSCAddressEntry(
                 kind: .pitchActive, address: prefix + OSCMessageKind.pitchActive.suffix,
                 arguments: [OSCArgumentSpec(name: "active", typeTag: "f", unit: "1 = a note sounds, 0 = no note", range: "0 or 1")],
                 rate: everyFrame,
@@ -325,7 +340,7 @@ public struct OSCAddressSpace: Sendable, Equatable {
         ("Tuner", [.pitchActive, .pitch, .note]),
         ("Rhythm", [.onset, .tempo, .beatPhase, .beat]),
         ("Waveform", [.waveform]),
-        ("Status", [.status, .targetStatus, .serverStatus, .midiClockStatus]),
+        ("Status", [.status, .targetStatus, .serverStatus, .midiClockStatus, .linkStatus]),
     ]
 
     /// The tables in Markdown, one per section, each followed by its `oscdump` examples.

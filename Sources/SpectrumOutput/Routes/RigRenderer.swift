@@ -268,6 +268,10 @@ final class RigRenderer {
             case .midiClockBpm: return Double(status.midiClockBpm)
             case .midiClockTicks: return Double(min(status.midiClockTicks, Int(Int32.max)))
             case .midiClockPhaseErrorMilliseconds: return Double(status.midiClockPhaseErrorMilliseconds)
+            case .linkPeers: return Double(status.linkPeers)
+            case .linkLeading: return status.linkLeading ? 1 : 0
+            case .linkBpm: return Double(status.linkBpm)
+            case .linkPhaseErrorMilliseconds: return Double(status.linkPhaseErrorMilliseconds)
             }
         case .target(let field):
             guard element < context.targets.count else { return 0 }

@@ -5,7 +5,7 @@ extension OSCAddressSpace {
     public func rig(messages: OSCMessageSet = .default) -> Rig {
         // The order of the bundle: what lights need first, the status last.
         let order: [OSCMessageKind] = [.bands, .peaks, .groups, .level, .levelDecibels, .pitchActive, .pitch, .note,
-                                       .onset, .tempo, .beatPhase, .beat, .waveform, .status, .targetStatus, .serverStatus, .midiClockStatus]
+                                       .onset, .tempo, .beatPhase, .beat, .waveform, .status, .targetStatus, .serverStatus, .midiClockStatus, .linkStatus]
         let routes = order.filter(messages.contains).map { kind in
             let address = "{prefix}" + kind.suffix
             switch kind {
@@ -28,6 +28,9 @@ extension OSCAddressSpace {
             case .midiClockStatus:
                 return Route(values: [.midiClockRunning, .midiClockBpm, .midiClockTicks, .midiClockPhaseErrorMilliseconds].map { RouteValue(.status($0)) },
                              address: address, arguments: .tags(Array("ifif")), condition: .status)
+            case .linkStatus:
+                return Route(values: [.linkPeers, .linkLeading, .linkBpm, .linkPhaseErrorMilliseconds].map { RouteValue(.status($0)) },
+                             address: address, arguments: .tags(Array("iiff")), condition: .status)
             case .pitchActive: return Route(values: [RouteValue(.pitchActive)], address: address)
             case .pitch:
                 return Route(values: [RouteValue(.pitchHz), RouteValue(.pitchMidi), RouteValue(.pitchCents), RouteValue(.pitchConfidence)],
