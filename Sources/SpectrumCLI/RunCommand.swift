@@ -28,6 +28,7 @@ struct RunCommand: ParsableCommand {
               spectrum run --name kick --prefix /kick --connect system:capture_1 \\
                 --osc 192.168.1.20:7700
               spectrum run --osc 239.0.0.1:9000 --osc-interface eth0 --preset stage
+              spectrum run --midi-clock --link     # tempo out: MIDI clock and Ableton Link
             """
     )
 

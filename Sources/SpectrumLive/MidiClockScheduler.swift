@@ -171,20 +171,11 @@ public struct MidiClockScheduler: Sendable {
             let offset = max(0, Int(realtimeFloor(nextTickOffsetFrames + 0.5)))
             guard offset < frameCount else { break }
             emit(MidiClockEvent(offsetFrames: offset, status: MidiClockEvent.clock))
-            // An overdue tick (skipped cycles) went out at the cycle's start: the next one
-            // follows from there, never in a burst behind it.
+            // An overdue tick went out at the cycle's start: the next one follows from there,
+            // never in a burst behind it.
             advance(tickAt: max(nextTickOffsetFrames, 0), grid: grid, gridTickFrames: gridTickFrames)
         }
         nextTickOffsetFrames -= end
-    }
-
-    /// JACK's frame time jumped `frameCount` frames past the previous cycle's end (skipped
-    /// cycles): the next tick comes that much sooner (at once if it is overdue; the ticks missed
-    /// are not sent in a burst, the phase loop catches up with the grid). Real-time safe.
-    @_noLocks
-    public mutating func skip(frameCount: Int) {
-        guard isRunning, frameCount > 0 else { return }
-        nextTickOffsetFrames -= Double(frameCount)
     }
 
     /// Sets the time of the next tick after one at `tickTime` (frames in this cycle).

@@ -75,11 +75,9 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     let total = Int(frameCount)
     var tally = PushTally()
     let timeline = context.pointee.timeline
-    var skippedFrames = 0
     if timeline.pointee.hasExpected {
         let skipped = Int(Int32(bitPattern: clock.cycleStartFrame &- timeline.pointee.expectedStartFrame))
         if skipped > 0 {
-            skippedFrames = skipped
             let filled = min(skipped, Int(analyzer.pointee.sampleRateHz / 4))
             feedSilence(analyzer, frameCount: filled, clock: clock, context: context, tally: &tally)
             _ = counters.pointee.skippedFrames.add(UInt64(skipped), ordering: .relaxed)
@@ -111,7 +109,6 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     if let port = context.pointee.midiClockPort, let midiClock = context.pointee.midiClock {
         let latency = Double(counters.pointee.captureLatencyFrames.load(ordering: .relaxed))
             + Double(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed))
-        midiClock.pointee.scheduler.skip(frameCount: skippedFrames)
         let grid = midiClockGrid(midiClock, analyzer: analyzer, cycleStartStreamFrame: cycleStartStreamFrame, latencyFrames: latency)
         runMidiClock(midiClock, port: port, frameCount: frameCount, grid: grid, counters: counters)
     }

@@ -169,7 +169,7 @@ struct MidiClockSchedulerTests {
         #expect(events.filter { $0.status == 0xFA }.map(\.frame) == [0, 96_000 * 3])
     }
 
-    @Test("Skipped JACK cycles: the overdue tick goes at once, no burst, and the ticks get back on the grid")
+    @Test("Skipped JACK cycles (the grid jumps 4608 frames against the cycles): one late tick, no burst, back on the grid")
     func skippedCycles() {
         var scheduler = MidiClockScheduler()
         let sink = UnsafeMutablePointer<Int>.allocate(capacity: 4096)
@@ -177,11 +177,8 @@ struct MidiClockSchedulerTests {
         var ticks = 0
         var start = 0
         while start < 48_000 * 20 {
-            // 4608 frames (18 periods) skipped at 5 s: JACK's frame time jumps.
-            if start == 256 * 940 {
-                start += 4608
-                scheduler.skip(frameCount: 4608)
-            }
+            // 4608 frames (18 periods) of JACK's time pass without a cycle at 5 s.
+            if start == 256 * 940 { start += 4608 }
             let grid = MidiClockGrid(isLocked: true, beatPeriodFrames: 24_000, beatOffsetFrames: 5000 - Double(start), beatInBar: 0, beatsPerBar: 4)
             let cycleStart = start
             scheduler.process(frameCount: 256, grid: grid, hold: false) { event in
@@ -192,9 +189,9 @@ struct MidiClockSchedulerTests {
         }
         let frames = Array(UnsafeBufferPointer(start: sink, count: min(ticks, 4096)))
         let intervals = zip(frames.dropFirst(), frames).map { $0 - $1 }
-        let gap = intervals.firstIndex { $0 > 1100 }!
-        #expect(intervals[gap] < 1000 + 4608 + 256, "the overdue tick came \(intervals[gap]) frames after the previous one")
-        #expect(intervals[(gap + 1)...].allSatisfy { $0 >= 919 && $0 <= 1081 }, "a burst or a gap after the skip")
+        let late = intervals.filter { $0 > 1081 }
+        #expect(late.count == 1 && late[0] <= 1000 + 4608 + 256, "late ticks \(late)")
+        #expect(intervals.min()! >= 919, "a burst: \(intervals.min()!) frames between two ticks")
         let settled = frames.filter { $0 > 48_000 * 15 }.map { ($0 - 5000) % 1000 }.map { min($0, 1000 - $0) }
         #expect(settled.max()! <= 1, "not back on the grid: \(settled.max()!) frames off")
     }
