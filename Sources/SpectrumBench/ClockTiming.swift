@@ -7,7 +7,8 @@ import SpectrumTestSupport
 /// `LiveClient` with `midiClock` on, and a `MidiTickRecorder` on `midi_clock`, on one private
 /// jackd (48 kHz, period 256), so every tick and every click has an exact JACK frame time. For
 /// each tempo: how far each tick lies from its place on the click's grid (24 per beat, from the
-/// click's first sample; nothing compensates here: no lead, latencies 0), and how regular the
+/// first click of the latest loop start before the tick; nothing compensates here: no lead,
+/// latencies 0), and how regular the
 /// tick intervals are, over the run after the first 5 s of clock. JACK's xruns and the clock's
 /// restarts (FC then FA: the tempo was lost) are counted: on a loaded machine the dummy driver
 /// skips cycles, and the samples it skips move the beat grid against JACK time until the tracker
@@ -41,12 +42,17 @@ enum ClockTiming {
             defer { recorder.stop() }
             try server.connect("spectrum:midi_clock", recorder.inputPortName)
             var frame = AnalysisFrame()
+            // Every start of the click's loop (every few seconds; polled every 50 ms): when JACK
+            // skips cycles the click skips with them, so each tick is measured against the loop
+            // start before it.
+            var loopStarts: [UInt32] = []
             let end = Date().addingTimeInterval(seconds)
             while Date() < end {
                 while client.popFrame(into: &frame) {}
+                let loopStart = player.loopStartFrame
+                if loopStart != 0 && loopStart != loopStarts.last { loopStarts.append(loopStart) }
                 usleep(50_000)
             }
-            let loopStart = player.loopStartFrame
             let status = client.status()
             recorder.stop()
             let events = recorder.events
@@ -56,10 +62,11 @@ enum ClockTiming {
             let ticks = events[start...].filter { $0.status == 0xF8 }.map(\.frame)
             let restarts = events[start...].filter { $0.status == 0xFA }.count - 1
             let settled = Array(ticks.dropFirst(Int(5 * bpm / 60 * 24)))
-            guard settled.count > 24 else { throw ClockError(description: "only \(ticks.count) ticks at \(bpm) BPM") }
+            guard settled.count > 24, !loopStarts.isEmpty else { throw ClockError(description: "only \(ticks.count) ticks at \(bpm) BPM") }
             // Frames from the click's grid origin (its first click), wrapping-safe.
             let origin = Double(click.beatTimesSeconds[0] * sampleRateHz)
             let errors = settled.map { tick -> Double in
+                let loopStart = loopStarts.last { Int32(bitPattern: tick &- $0) >= 0 } ?? loopStarts[0]
                 let position = Double(Int32(bitPattern: tick &- loopStart)) - origin
                 let ticksOnGrid = position / tickFrames
                 return (ticksOnGrid - ticksOnGrid.rounded()) * tickFrames

@@ -57,8 +57,8 @@ enum LinkTiming {
         return [
             "| reports | peer's beat − click: mean (ms) | median abs | p95 abs | max abs | share within 20 ms | tempo error: median / max (BPM) |",
             "| --- | --- | --- | --- | --- | --- | --- |",
-            "| \(samples.count) over \(Int(seconds)) s | \(format(errors.reduce(0, +) / Double(errors.count), 1)) | \(format(magnitudes.percentile(0.5), 1)) "
-                + "| \(format(magnitudes.percentile(0.95), 1)) | \(format(magnitudes.maximum, 1)) "
+            "| \(samples.count) over \(Int(seconds)) s | \(format(errors.reduce(0, +) / Double(errors.count), 2)) | \(format(magnitudes.percentile(0.5), 2)) "
+                + "| \(format(magnitudes.percentile(0.95), 2)) | \(format(magnitudes.maximum, 2)) "
                 + "| \(format(100 * Double(errors.filter { abs($0) <= 20 }.count) / Double(errors.count), 1)) % "
                 + "| \(format(tempoErrors.percentile(0.5), 3)) / \(format(tempoErrors.maximum, 3)) |",
         ].joined(separator: "\n")
