@@ -82,13 +82,11 @@ final class JackIncarnation: @unchecked Sendable {
         mono.initialize(repeating: 0, count: mixFrames)
         let portBuffers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: channelCount)
         portBuffers.initialize(repeating: nil, count: channelCount)
-        let timeline = UnsafeMutablePointer<CycleTimeline>.allocate(capacity: 1)
-        timeline.initialize(to: CycleTimeline())
         let context = UnsafeMutablePointer<ProcessContext>.allocate(capacity: 1)
         context.initialize(to: ProcessContext(
             client: client, ports: ports, portCount: channelCount, portBuffers: portBuffers,
             mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, beats: beats, counters: counters,
-            midiClockPort: midiClockPort, midiClock: midiClock, timeline: timeline))
+            midiClockPort: midiClockPort, midiClock: midiClock))
 
         self.client = client
         self.name = actualName
@@ -166,7 +164,6 @@ final class JackIncarnation: @unchecked Sendable {
         value.mono.deallocate()
         value.portBuffers.deallocate()
         value.ports.deallocate()
-        value.timeline.deallocate()
         value.midiClock?.deinitialize(count: 1)
         value.midiClock?.deallocate()
         context.deinitialize(count: 1)

@@ -207,8 +207,6 @@ public final class LiveClient: @unchecked Sendable {
             lastCycleFrames: Int(counters.pointee.lastFrameCount.load(ordering: .relaxed)),
             callbacks: callbacks,
             xruns: counters.pointee.xruns.load(ordering: .relaxed),
-            skippedFrames: counters.pointee.skippedFrames.load(ordering: .relaxed),
-            skippedFramesFilled: counters.pointee.skippedFramesFilled.load(ordering: .relaxed),
             framesPushed: counters.pointee.pushedFrames.load(ordering: .relaxed),
             framesDropped: counters.pointee.droppedFrames.load(ordering: .relaxed),
             chunkedCycles: counters.pointee.chunkedCycles.load(ordering: .relaxed),

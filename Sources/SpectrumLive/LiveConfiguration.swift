@@ -81,10 +81,6 @@ public struct LiveStatus: Sendable, Equatable {
     public var lastCycleFrames: Int
     public var callbacks: UInt64
     public var xruns: UInt64
-    /// Frames JACK's frame time skipped between cycles, and how many were analysed as silence
-    /// (up to a quarter of a second per gap) to keep the analysis on JACK's timeline.
-    public var skippedFrames: UInt64
-    public var skippedFramesFilled: UInt64
     public var framesPushed: UInt64
     /// Frames lost because the consumer did not pop fast enough.
     public var framesDropped: UInt64

@@ -66,26 +66,11 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
         latencyMicroseconds: latencyMicroseconds(counters, sampleRateHz: analyzer.pointee.sampleRateHz)
     )
 
-    // 4) Analyse. First, frames JACK's clock skipped since the last cycle (a stalled graph,
-    //    the dummy driver catching up after an xrun) as silence, up to a quarter of a second:
-    //    the stream stays on JACK's timeline, so beat times (MIDI clock, Link, time tags) stay
-    //    on the music's. Then the cycle. One port: its buffer directly, any length. Several:
-    //    average into the mono buffer chunk by chunk, so any nframes (0, or more than
-    //    announced) works with no reallocation.
+    // 4) Analyse. One port: its buffer directly, any length. Several: average into the mono
+    //    buffer chunk by chunk, so any nframes (0, or more than announced) works with no
+    //    reallocation.
     let total = Int(frameCount)
     var tally = PushTally()
-    let timeline = context.pointee.timeline
-    if timeline.pointee.hasExpected {
-        let skipped = Int(Int32(bitPattern: clock.cycleStartFrame &- timeline.pointee.expectedStartFrame))
-        if skipped > 0 {
-            let filled = min(skipped, Int(analyzer.pointee.sampleRateHz / 4))
-            feedSilence(analyzer, frameCount: filled, clock: clock, context: context, tally: &tally)
-            _ = counters.pointee.skippedFrames.add(UInt64(skipped), ordering: .relaxed)
-            _ = counters.pointee.skippedFramesFilled.add(UInt64(filled), ordering: .relaxed)
-        }
-    }
-    timeline.pointee.expectedStartFrame = clock.cycleStartFrame &+ frameCount
-    timeline.pointee.hasExpected = true
     let cycleStartStreamFrame = analyzer.pointee.streamFrame
     if portCount == 1, let buffer = buffers[0] {
         feed(analyzer, samples: buffer, count: total, cycleOffset: 0, clock: clock, context: context, tally: &tally)
@@ -197,22 +182,6 @@ struct CaptureClock {
 struct PushTally {
     var pushed: UInt64 = 0
     var dropped: UInt64 = 0
-}
-
-/// Feeds `frameCount` frames of silence that end where this cycle starts, through the mono
-/// buffer in chunks.
-@_noLocks
-func feedSilence(_ analyzer: UnsafeMutablePointer<Analyzer>, frameCount: Int, clock: CaptureClock,
-                 context: UnsafeMutablePointer<ProcessContext>, tally: inout PushTally) {
-    let mono = context.pointee.mono
-    let capacity = context.pointee.monoCapacity
-    for frame in 0..<capacity { mono[frame] = 0 }
-    var chunkStart = 0
-    while chunkStart < frameCount {
-        let chunk = min(capacity, frameCount - chunkStart)
-        feed(analyzer, samples: mono, count: chunk, cycleOffset: chunkStart - frameCount, clock: clock, context: context, tally: &tally)
-        chunkStart += chunk
-    }
 }
 
 /// Average of the ports' samples `from ..< from + count` into `mono` (a missing buffer counts

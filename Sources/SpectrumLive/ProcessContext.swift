@@ -38,10 +38,6 @@ struct LiveCounters: ~Copyable {
     /// Set by the control side (`LiveClient.relearnTempo()`); the next cycle clears it and
     /// restarts the tempo learning.
     let relearnRequested = Atomic<Bool>(false)
-    /// Frames JACK's frame time skipped between two cycles (a stalled graph, the dummy driver
-    /// catching up after an xrun), and how many of them were analysed as silence.
-    let skippedFrames = Atomic<UInt64>(0)
-    let skippedFramesFilled = Atomic<UInt64>(0)
 
     // MIDI clock (`--midi-clock`): written by the process callback, except `midiClockHold`
     // (the control side: blackout) and `playbackLatencyFrames` (the latency callback).
@@ -92,14 +88,6 @@ struct ProcessContext {
     /// on the next downbeat) on the re-registered port.
     let midiClockPort: OpaquePointer?
     let midiClock: UnsafeMutablePointer<MidiClockState>?
-    /// Where the next cycle should start on JACK's frame clock (only the process thread).
-    let timeline: UnsafeMutablePointer<CycleTimeline>
-}
-
-/// The frame time the next cycle should start at, if a cycle has run in this life.
-struct CycleTimeline {
-    var expectedStartFrame: UInt32 = 0
-    var hasExpected = false
 }
 
 /// The MIDI clock's state on the process thread: the scheduler, and the beat grid as read from

@@ -25,12 +25,19 @@ struct MidiClockCommandTests {
                                             "--midi-clock", "--osc", "127.0.0.1:\(osc.port)", "--duration", "52", "--quiet"])
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, (try? server.listPorts())?.contains("spectrum:midi_clock") != true { usleep(20_000) }
+        try #require(try server.listPorts().contains("spectrum:midi_clock"), "no spectrum:midi_clock after 10 s")
         let dump = try JackMidiDump(server: server)
         defer { dump.stop() }
         let receiver = try JackMidiClockDump(server: server)
         defer { receiver.stop() }
-        try server.connect("spectrum:midi_clock", dump.inputPortName)
-        try server.connect("spectrum:midi_clock", receiver.inputPortName)
+        // jack_connect itself failed once under heavy load (exit 1, ports present): a few tries.
+        func connect(_ destination: String) throws {
+            for attempt in 1...5 {
+                do { return try server.connect("spectrum:midi_clock", destination) } catch where attempt < 5 { usleep(200_000) }
+            }
+        }
+        try connect(dump.inputPortName)
+        try connect(receiver.inputPortName)
 
         let started = Date()
         func wait(until seconds: Double) { osc.receive(timeoutSeconds: seconds + 1) { Date().timeIntervalSince(started) >= seconds } }

@@ -169,7 +169,7 @@ struct MidiClockSchedulerTests {
         #expect(events.filter { $0.status == 0xFA }.map(\.frame) == [0, 96_000 * 3])
     }
 
-    @Test("Skipped JACK cycles (the grid jumps 4608 frames against the cycles): one late tick, no burst, back on the grid")
+    @Test("The grid jumps 4608 frames later against the cycles (a re-seed, a stall): one late tick, no burst, back on the grid")
     func skippedCycles() {
         var scheduler = MidiClockScheduler()
         let sink = UnsafeMutablePointer<Int>.allocate(capacity: 4096)
@@ -177,7 +177,7 @@ struct MidiClockSchedulerTests {
         var ticks = 0
         var start = 0
         while start < 48_000 * 20 {
-            // 4608 frames (18 periods) of JACK's time pass without a cycle at 5 s.
+            // At 5 s the grid moves 4608 frames (18 periods) later against the cycles.
             if start == 256 * 940 { start += 4608 }
             let grid = MidiClockGrid(isLocked: true, beatPeriodFrames: 24_000, beatOffsetFrames: 5000 - Double(start), beatInBar: 0, beatsPerBar: 4)
             let cycleStart = start
