@@ -24,6 +24,13 @@ let package = Package(
         .target(name: "CRealtime"),
         /// Test-only malloc/free counter (linked into the test binary only).
         .target(name: "CAllocationCounter"),
+        /// A C interface over Ableton Link (Debian's header-only ableton-link-dev + libasio-dev;
+        /// GPL-2.0-or-later). Never called from the JACK process thread.
+        .target(
+            name: "CLink",
+            cxxSettings: [.define("LINK_PLATFORM_LINUX", to: "1")],
+            linkerSettings: [.linkedLibrary("pthread")]
+        ),
 
         // MARK: Real-time core: no JACK, no OSC, no I/O
         /// The frame and queue types that cross threads (AnalysisFrame, FrameRing, BeatMailbox,
@@ -44,6 +51,8 @@ let package = Package(
         .target(name: "SpectrumSession"),
         /// OSC control input (`--control`): checked commands for the session, off the JACK thread.
         .target(name: "SpectrumControl", dependencies: ["CLo"]),
+        /// Spectrum as an Ableton Link peer: tempo and beat committed from a thread of its own.
+        .target(name: "SpectrumLink", dependencies: ["SpectrumCore", "CLink"]),
         /// Frames → OSC bundles (liblo) on a publisher thread; never on the real-time thread.
         .target(name: "SpectrumOutput", dependencies: ["SpectrumCore", "CLo"]),
         /// The web view and OSCQuery (`--http`): HTTP + WebSocket on swift-nio, its own event-loop
@@ -61,7 +70,7 @@ let package = Package(
         .executableTarget(
             name: "SpectrumCLI",
             dependencies: [
-                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput", "SpectrumControl", "SpectrumSession", "SpectrumWeb",
+                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput", "SpectrumControl", "SpectrumSession", "SpectrumWeb", "SpectrumLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -110,5 +119,6 @@ let package = Package(
             dependencies: ["SpectrumCore", "SpectrumCLI", "SpectrumTestSupport", "SpectrumOffline", "SpectrumDSP", "CLo"]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx14
 )

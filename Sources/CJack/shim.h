@@ -2,6 +2,7 @@
 #define SPECTRUM_CJACK_SHIM_H
 #include <jack/jack.h>
 #include <jack/ringbuffer.h>
+#include <jack/midiport.h>
 
 /// jack_client_open is variadic, which Swift cannot call: this wrapper passes the
 /// optional server name explicitly (NULL = the default server).

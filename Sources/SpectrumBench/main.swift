@@ -9,6 +9,8 @@
 //   SpectrumBench web [SECONDS]      publisher → 4 OSC targets and 10 WebSocket clients (+1 stuck) at 60 Hz: CPU, push → WebSocket write
 //   SpectrumBench process [SECONDS]  whole `spectrum run` process, CPU per thread (binary: $SPECTRUM or .build/release/spectrum)
 //   SpectrumBench reconnect [RESTARTS] `spectrum run` through JACK server restarts (binary: $SPECTRUM or .build/release/spectrum)
+//   SpectrumBench clock [SECONDS]     MIDI clock ticks against the click's grid (frames), 120 and 128 BPM
+//   SpectrumBench link [SECONDS]      Ableton Link: a peer's beat against the click, 120 BPM (binary: $SPECTRUM or .build/release/spectrum)
 //   SpectrumBench wakeups [SECONDS]  CPU cost of an idle thread's wake-ups on this machine
 //   SpectrumBench rhythm              tempo/beat diagnostics on synthetic grooves (not a table)
 import Foundation
@@ -31,12 +33,16 @@ do {
     case "reconnect":
         let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
         print(try ReconnectCost.table(spectrum: spectrum, restarts: Int(count ?? 20)))
+    case "clock": print(try ClockTiming.table(seconds: count ?? 60))
+    case "link":
+        let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
+        print(try LinkTiming.table(spectrum: spectrum, seconds: count ?? 60))
     case "wakeups": print(ProcessCost.wakeupTable(seconds: count ?? 5))
     case "rhythm":
         try rhythmDiagnostics(sampleRates: [44_100, 48_000, 96_000], tempos: [70, 100, 120, 128, 140, 174],
                               patterns: [.clicks, .rock, .fourOnTheFloor, .syncopated], seconds: 10)
     default:
-        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency, beats, publisher, web, process, reconnect, wakeups or rhythm\n".utf8))
+        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency, beats, publisher, web, process, reconnect, clock, link, wakeups or rhythm\n".utf8))
         exit(2)
     }
 } catch {

@@ -37,6 +37,7 @@ final class ControlApplier: Sendable {
             return .success("re-learning the tempo")
         case .blackout(let on):
             publisher.setBlackout(on)
+            client.holdMidiClock(on)
             return .success(on ? "blackout: every output sent zeros and stopped" : "blackout lifted: outputs resume")
         case .referenceHz(let hz):
             configuration.pitch.referenceHz = hz

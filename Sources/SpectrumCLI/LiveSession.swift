@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SpectrumDSP
+import SpectrumLink
 import SpectrumLive
 import SpectrumOutput
 import SpectrumWeb
@@ -14,6 +15,8 @@ final class LiveSession: @unchecked Sendable {
     let publisher: FramePublisher
     /// The web view and OSCQuery (`--http`), fed from the publisher thread.
     let web: WebServer?
+    /// The Ableton Link peer (`--link`), nil without it.
+    let link: LinkPeer?
     private let latest = LatestFrame()
 
     /// What the display shows: the newest frame and the counters.
@@ -24,7 +27,11 @@ final class LiveSession: @unchecked Sendable {
         var beatsReceived: Int
         var status: LiveStatus
         var publisher: PublisherStatistics
+        var link: LinkPeer.Status?
     }
+
+    /// Ableton Link: off, a peer that follows the session's join rules, or one that takes the lead.
+    enum LinkMode { case off, follow, lead }
 
     enum Ending {
         case signal(Int32)
@@ -39,9 +46,10 @@ final class LiveSession: @unchecked Sendable {
         var control: (host: String, port: UInt16)?
     }
 
-    /// Opens the client (activated and connected), the web server if asked, and starts the
+    /// Opens the client (activated and connected), the web server and the Link peer if asked, and starts the
     /// publisher. Throws errors whose description is one line.
-    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil) throws {
+    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil,
+         midiClock: Bool = false, link linkMode: LinkMode = .off) throws {
         var configuration = LiveConfiguration()
         configuration.clientName = jack.name
         configuration.serverName = jack.server
@@ -49,10 +57,24 @@ final class LiveSession: @unchecked Sendable {
         configuration.connections = jack.connectionPlan
         configuration.analysis = analysis
         configuration.reconnects = !jack.noReconnect
+        configuration.midiClock = midiClock
         let client = try LiveClient(configuration: configuration)
         self.client = client
         let latest = self.latest
+        let link: LinkPeer?
+        do {
+            link = linkMode == .off ? nil : try LinkPeer(
+                takesLead: linkMode == .lead, beatsPerBar: analysis.rhythm.beatsPerBar,
+                leadMilliseconds: { client.analysisConfiguration.rhythm.leadMilliseconds },
+                jackNowMicroseconds: { LiveClient.currentTimeMicroseconds() })
+        } catch {
+            client.stop()
+            throw error
+        }
+        self.link = link
         var osc = osc
+        if midiClock { osc.messages.insert(.midiClockStatus) }
+        if link != nil { osc.messages.insert(.linkStatus) }
         osc.sampleRateHz = client.sampleRateHz
         osc.bandCentreFrequenciesHz = analysis.spectrum.bandCentreFrequenciesHz
         let web: WebServer?
@@ -64,6 +86,7 @@ final class LiveSession: @unchecked Sendable {
                     sampleRateHz: client.sampleRateHz, bandCentreFrequenciesHz: analysis.spectrum.bandCentreFrequenciesHz))
             }
         } catch {
+            link?.stop()
             client.stop()
             throw error
         }
@@ -74,20 +97,35 @@ final class LiveSession: @unchecked Sendable {
                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() },
                 status: {
                     let status = client.status()
-                    return PublisherStatus(sampleRateHz: Int(status.sampleRateHz), periodFrames: status.periodFrames,
-                                           xruns: Int(status.xruns), droppedFrames: Int(status.framesDropped),
-                                           dspLoadPercent: Float(status.dspLoadPercent),
-                                           worstCallbackMicroseconds: Float(status.callbackCostMaximumMicroseconds),
-                                           serverRunning: status.serverLostSeconds == nil, reconnections: status.reconnections,
-                                           serverLostSeconds: Float(status.serverLostSeconds ?? 0))
+                    var published = PublisherStatus(sampleRateHz: Int(status.sampleRateHz), periodFrames: status.periodFrames,
+                                                    xruns: Int(status.xruns), droppedFrames: Int(status.framesDropped),
+                                                    dspLoadPercent: Float(status.dspLoadPercent),
+                                                    worstCallbackMicroseconds: Float(status.callbackCostMaximumMicroseconds),
+                                                    serverRunning: status.serverLostSeconds == nil, reconnections: status.reconnections,
+                                                    serverLostSeconds: Float(status.serverLostSeconds ?? 0))
+                    if let clock = status.midiClock {
+                        published.midiClockRunning = clock.isRunning
+                        published.midiClockBpm = Float(clock.bpm)
+                        published.midiClockTicks = Int(clamping: clock.ticks)
+                        published.midiClockPhaseErrorMilliseconds = Float(clock.phaseErrorMilliseconds)
+                    }
+                    if let linkStatus = link?.status {
+                        published.linkPeers = linkStatus.peers
+                        published.linkLeading = linkStatus.isLeading
+                        published.linkBpm = Float(linkStatus.sessionBpm)
+                        published.linkPhaseErrorMilliseconds = Float(linkStatus.phaseErrorMilliseconds)
+                    }
+                    return published
                 },
                 frameObserver: { frame in
                     latest.store(frame)
                     web?.publish(frame)
+                    link?.offer(frame)
                 })
             try publisher.start()
         } catch {
             web?.stop()
+            link?.stop()
             client.stop()
             throw error
         }
@@ -95,6 +133,7 @@ final class LiveSession: @unchecked Sendable {
 
     /// Stops without running (a later start step failed).
     func stop() {
+        link?.stop()
         client.stop()
         publisher.stop()
         web?.stop()
@@ -102,7 +141,7 @@ final class LiveSession: @unchecked Sendable {
 
     var snapshot: Snapshot {
         let (frame, count, beats) = latest.load()
-        return Snapshot(frame: frame, framesReceived: count, beatsReceived: beats, status: client.status(), publisher: publisher.statistics)
+        return Snapshot(frame: frame, framesReceived: count, beatsReceived: beats, status: client.status(), publisher: publisher.statistics, link: link?.status)
     }
 
     /// Calls `render` every `refreshSeconds` until SIGINT/SIGTERM, the duration, or the server
@@ -125,6 +164,7 @@ final class LiveSession: @unchecked Sendable {
             render(snapshot)
             usleep(UInt32(refreshSeconds * 1_000_000))
         }
+        link?.stop()
         client.stop()
         publisher.flush()
         publisher.stop()

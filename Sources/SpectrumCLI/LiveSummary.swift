@@ -1,5 +1,6 @@
 import Foundation
 import SpectrumDSP
+import SpectrumLink
 import SpectrumLive
 import SpectrumOutput
 
@@ -44,7 +45,8 @@ struct LiveSummary {
     }
 
     /// E.g. `48 kHz/256 | VU ███████░░░  -9.0 dBFS | A4 +0¢ 440.0 Hz | 120.0 BPM ● | ▁▂█▅▃▂▁▁ | 60.0 fps → 1 target | xruns 0 drops 0`
-    /// (● when a beat fell since the previous line).
+    /// (● when a beat fell since the previous line); with `--midi-clock`, `MIDI ▶ 120.0` (or
+    /// `MIDI ■` while stopped) after the tempo.
     static func line(_ snapshot: LiveSession.Snapshot, framesPerSecond: Double, targetCount: Int, beat: Bool) -> String {
         let frame = snapshot.frame
         let status = snapshot.status
@@ -63,7 +65,19 @@ struct LiveSummary {
 
         let sending = snapshot.publisher.targets.isEmpty ? "not sending (no --osc)" : "→ " + targetHealth(snapshot.publisher.targets)
         return "\(rate) | VU \(bar(level.vu, width: 10)) \(String(format: "%6.1f dBFS", level.rmsDecibels)) | \(note) | \(tempo) | "
+            + (status.midiClock.map { midiClock($0) + " | " } ?? "")
+            + (snapshot.link.map { link($0) + " | " } ?? "")
             + "\(sparkline(groups)) | \(String(format: "%.1f fps", framesPerSecond)) \(sending) | xruns \(status.xruns) drops \(status.framesDropped)"
+    }
+
+    /// `Link 2 ▶ 120.0` (peers, leading, the session's tempo); `◁` while following.
+    static func link(_ status: LinkPeer.Status) -> String {
+        String(format: "Link %d %@ %5.1f", status.peers, status.isLeading ? "▶" : "◁", status.sessionBpm)
+    }
+
+    /// `MIDI ▶ 120.0` while the clock runs, `MIDI ■` while it is stopped.
+    static func midiClock(_ clock: MidiClockStatus) -> String {
+        clock.isRunning ? String(format: "MIDI ▶ %5.1f", clock.bpm) : "MIDI ■      "
     }
 
     /// `1 target ok`, `3 targets ok`, or the count that are fine and each one that is not:

@@ -35,6 +35,7 @@ struct RunCommand: ParsableCommand {
                 --osc 192.168.1.20:7700
               spectrum run --osc 239.0.0.1:9000 --osc-interface eth0 --preset stage
               spectrum run --http 8080            # then open http://127.0.0.1:8080/
+              spectrum run --midi-clock --link     # tempo out: MIDI clock and Ableton Link
             """
     )
 
@@ -42,6 +43,7 @@ struct RunCommand: ParsableCommand {
     @OptionGroup(title: "OSC output") var osc: OscOptions
     @OptionGroup(title: "Analysis") var presetOptions: PresetOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOverrides
+    @OptionGroup(title: "Tempo out") var tempoOut: TempoOutOptions
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds (default: run until Ctrl-C).", valueName: "seconds"))
     var duration: Double?
@@ -97,7 +99,8 @@ struct RunCommand: ParsableCommand {
             publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
             let controlEndpoint = control.flatMap(Self.controlEndpoint)
             let web = http.flatMap(Self.controlEndpoint).map { LiveSession.WebOptions(host: $0.host, port: Int($0.port), control: controlEndpoint) }
-            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration, web: web)
+            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
+                                     link: tempoOut.link ? (tempoOut.linkLead ? .lead : .follow) : .off)
         } catch {
             managed?.refuse(.general, "\(error)")
             throw oneLineFailure("spectrum: \(error)")
@@ -153,6 +156,12 @@ struct RunCommand: ParsableCommand {
         }
         if let web = session.web {
             lines.append("spectrum: web view at \(web.url) (OSCQuery on the same port)")
+        }
+        if let midiClockPort = client.midiClockPortName {
+            lines.append("spectrum: MIDI clock on \(midiClockPort) (starts on the first downbeat once the tempo locks)")
+        }
+        if session.link != nil {
+            lines.append("spectrum: Ableton Link peer" + (tempoOut.linkLead ? ", taking the lead of the session" : ", following a running session's tempo (--link-lead takes it over)"))
         }
         if let control {
             lines.append("spectrum: taking OSC control on \(control.host):\(control.port) under \(configuration.prefix)/control/")

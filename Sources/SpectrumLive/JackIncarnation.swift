@@ -17,6 +17,8 @@ final class JackIncarnation: @unchecked Sendable {
     let name: String
     /// Full names of our input ports, in order.
     let portNames: [String]
+    /// Full name of the MIDI clock port, when there is one.
+    let midiClockPortName: String?
     let sampleRateHz: UInt32
     let periodFrames: UInt32
     let context: UnsafeMutablePointer<ProcessContext>
@@ -61,6 +63,19 @@ final class JackIncarnation: @unchecked Sendable {
             ports[index] = port
             portNames.append(String(cString: jack_port_name(port)))
         }
+        var midiClockPort: OpaquePointer?
+        var midiClock: UnsafeMutablePointer<MidiClockState>?
+        if configuration.midiClock {
+            guard let port = jack_port_register(client, LiveClient.midiClockPortShortName, LiveClient.midiPortType, UInt(JackPortIsOutput.rawValue), 0) else {
+                jack_client_close(client)
+                ports.deallocate()
+                throw LiveClientError(.portRegistrationFailed, "JACK refused to register port \(actualName):\(LiveClient.midiClockPortShortName)")
+            }
+            midiClockPort = port
+            midiClock = .allocate(capacity: 1)
+            midiClock?.initialize(to: MidiClockState())
+        }
+        self.midiClockPortName = midiClockPort.map { String(cString: jack_port_name($0)) }
         let period = jack_get_buffer_size(client)
         let mixFrames = max(configuration.mixBufferFrames > 0 ? configuration.mixBufferFrames : Int(period), 16)
         let mono = UnsafeMutablePointer<Float>.allocate(capacity: mixFrames)
@@ -70,7 +85,8 @@ final class JackIncarnation: @unchecked Sendable {
         let context = UnsafeMutablePointer<ProcessContext>.allocate(capacity: 1)
         context.initialize(to: ProcessContext(
             client: client, ports: ports, portCount: channelCount, portBuffers: portBuffers,
-            mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, beats: beats, counters: counters))
+            mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, beats: beats, counters: counters,
+            midiClockPort: midiClockPort, midiClock: midiClock))
 
         self.client = client
         self.name = actualName
@@ -109,6 +125,7 @@ final class JackIncarnation: @unchecked Sendable {
         }
         isActive = true
         updateCaptureLatency(context)
+        updatePlaybackLatency(context)
     }
 
     /// `jack_connect` source → our input `inputIndex`; 0 or EEXIST is success, else JACK's code.
@@ -147,6 +164,8 @@ final class JackIncarnation: @unchecked Sendable {
         value.mono.deallocate()
         value.portBuffers.deallocate()
         value.ports.deallocate()
+        value.midiClock?.deinitialize(count: 1)
+        value.midiClock?.deallocate()
         context.deinitialize(count: 1)
         context.deallocate()
         // Last: this may free the object.

@@ -25,6 +25,9 @@ public final class LiveClient: @unchecked Sendable {
     public let clientNameWasChanged: Bool
     /// Full names of our input ports, e.g. `spectrum:in` or `spectrum:in_1`, `spectrum:in_2`.
     public let portNames: [String]
+    /// Full name of the MIDI clock output port (e.g. `spectrum:midi_clock`), nil without
+    /// `LiveConfiguration.midiClock`.
+    public let midiClockPortName: String?
     /// The source ports connected at start (`[]` with `.none` or no physical capture port).
     public let connectedSources: [String]
     /// Analysed frames, oldest first. Exactly one consumer thread pops. Real-time safe to pop.
@@ -40,6 +43,10 @@ public final class LiveClient: @unchecked Sendable {
 
     /// The JACK audio port type (`JACK_DEFAULT_AUDIO_TYPE`).
     public static let audioPortType = "32 bit float mono audio"
+    /// The JACK MIDI port type (`JACK_DEFAULT_MIDI_TYPE`).
+    public static let midiPortType = "8 bit raw midi"
+    /// The MIDI clock output port's short name.
+    public static let midiClockPortShortName = "midi_clock"
 
     /// Opens the client and starts analysing. Allocates; not real-time safe.
     ///
@@ -117,6 +124,7 @@ public final class LiveClient: @unchecked Sendable {
         self.clientName = incarnation.name
         self.clientNameWasChanged = incarnation.name != configuration.clientName
         self.portNames = incarnation.portNames
+        self.midiClockPortName = incarnation.midiClockPortName
         self.connectedSources = plan.map(\.source)
         self.frames = ring
         self.beats = beats
@@ -145,7 +153,23 @@ public final class LiveClient: @unchecked Sendable {
     /// `DispatchSourceSignal` handler or a `sigwait` loop) — but not from inside a raw signal
     /// handler: there, only set a flag. Also correct after the server has shut down, and while
     /// it is lost (it waits for the supervisor, at most its close time bound).
-    public func stop() { supervisor.stop() }
+    public func stop() {
+        stopMidiClock()
+        supervisor.stop()
+    }
+
+    /// A running MIDI clock sends FC before the client goes (receivers stop rather than wait
+    /// for ticks that never come): hold it, and give the process thread a few cycles to send
+    /// it (at most `midiClockStopWaitSeconds`, e.g. when the server is gone).
+    private func stopMidiClock() {
+        guard midiClockPortName != nil, counters.pointee.midiClockRunning.load(ordering: .relaxed) else { return }
+        counters.pointee.midiClockHold.store(true, ordering: .relaxed)
+        let deadline = Date().addingTimeInterval(Self.midiClockStopWaitSeconds)
+        while counters.pointee.midiClockRunning.load(ordering: .relaxed) && Date() < deadline { usleep(2000) }
+    }
+
+    /// Ten periods of 1024 frames at 48 kHz.
+    static let midiClockStopWaitSeconds = 0.2
 
     /// Replaces the analysis configuration while running: a new analyser is built here, off the
     /// real-time thread, and swapped in (its tempo and levels start afresh). Throws (and keeps
@@ -159,6 +183,12 @@ public final class LiveClient: @unchecked Sendable {
     /// octave). Takes effect in the next process cycle. Any thread.
     public func relearnTempo() {
         counters.pointee.relearnRequested.store(true, ordering: .releasing)
+    }
+
+    /// Holds the MIDI clock stopped (blackout: FC now, FA again on the first downbeat after
+    /// release). Takes effect in the next process cycle. Any thread.
+    public func holdMidiClock(_ hold: Bool) {
+        counters.pointee.midiClockHold.store(hold, ordering: .relaxed)
     }
 
     /// Counters and flags for status lines and benchmarks. Frees retired analysers on the way.
@@ -194,7 +224,21 @@ public final class LiveClient: @unchecked Sendable {
             reconnections: life.reconnections,
             abandonedClients: life.abandonedClients,
             currentClientName: life.clientName ?? clientName,
-            lastReconnectError: life.lastReconnectError
+            lastReconnectError: life.lastReconnectError,
+            midiClock: midiClockPortName.map { portName in
+                let tickPeriod = Double(bitPattern: counters.pointee.midiClockTickPeriodBits.load(ordering: .relaxed))
+                let running = counters.pointee.midiClockRunning.load(ordering: .relaxed)
+                let phaseTicks = Double(bitPattern: counters.pointee.midiClockPhaseErrorBits.load(ordering: .relaxed))
+                return MidiClockStatus(
+                    portName: portName, isRunning: running,
+                    bpm: running && tickPeriod > 0 && sampleRate > 0 ? 60 * sampleRate / (tickPeriod * Double(MidiClockScheduler.ticksPerBeat)) : 0,
+                    phaseErrorMilliseconds: running && sampleRate > 0 ? phaseTicks * tickPeriod * 1000 / sampleRate : 0,
+                    ticks: counters.pointee.midiClockTicks.load(ordering: .relaxed),
+                    starts: counters.pointee.midiClockStarts.load(ordering: .relaxed),
+                    stops: counters.pointee.midiClockStops.load(ordering: .relaxed),
+                    writeFailures: counters.pointee.midiClockWriteFailures.load(ordering: .relaxed),
+                    playbackLatencyFrames: Int(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed)))
+            }
         )
     }
 

@@ -24,6 +24,9 @@ public struct LiveConfiguration: Sendable, Equatable {
     /// every restart), restoring the connections (`--no-reconnect` turns it off: `isShutDown`
     /// then tells the caller to stop).
     public var reconnects: Bool = true
+    /// A JACK MIDI output port `midi_clock` sending MIDI clock from the beat grid
+    /// (`--midi-clock`; see `MidiClockScheduler`). Re-registered after a server restart.
+    public var midiClock: Bool = false
 
     public init() {}
 
@@ -110,4 +113,26 @@ public struct LiveStatus: Sendable, Equatable {
     public var currentClientName: String
     /// Why the latest reconnection attempt failed (nil once one succeeds).
     public var lastReconnectError: String?
+    /// The MIDI clock, when `LiveConfiguration.midiClock` is on.
+    public var midiClock: MidiClockStatus?
+}
+
+/// What the MIDI clock port is doing, for status lines (read from atomics; any thread).
+public struct MidiClockStatus: Sendable, Equatable {
+    /// Full port name, e.g. `spectrum:midi_clock`.
+    public var portName: String
+    /// FA sent and F8 running (false: stopped, FC sent or never started).
+    public var isRunning: Bool
+    /// The clock's tempo: 60 / (24 × tick period), BPM; 0 while stopped.
+    public var bpm: Double
+    /// The latest tick's phase error against the beat grid, milliseconds (positive: the grid
+    /// is ahead of the ticks, which are catching up).
+    public var phaseErrorMilliseconds: Double
+    public var ticks: UInt64
+    public var starts: UInt64
+    public var stops: UInt64
+    /// Messages `jack_midi_event_write` refused (port buffer full).
+    public var writeFailures: UInt64
+    /// The port's playback latency (compensated), frames.
+    public var playbackLatencyFrames: Int
 }

@@ -71,6 +71,7 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     //    reallocation.
     let total = Int(frameCount)
     var tally = PushTally()
+    let cycleStartStreamFrame = analyzer.pointee.streamFrame
     if portCount == 1, let buffer = buffers[0] {
         feed(analyzer, samples: buffer, count: total, cycleOffset: 0, clock: clock, context: context, tally: &tally)
     } else {
@@ -89,8 +90,86 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     if tally.pushed > 0 { _ = counters.pointee.pushedFrames.add(tally.pushed, ordering: .relaxed) }
     if tally.dropped > 0 { _ = counters.pointee.droppedFrames.add(tally.dropped, ordering: .relaxed) }
 
-    // 5) Epoch out: from here on this cycle no longer touches `analyzer`.
+    // 5) MIDI clock from the beat grid as it stands after this cycle's analysis.
+    if let port = context.pointee.midiClockPort, let midiClock = context.pointee.midiClock {
+        let latency = Double(counters.pointee.captureLatencyFrames.load(ordering: .relaxed))
+            + Double(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed))
+        let grid = midiClockGrid(midiClock, analyzer: analyzer, cycleStartStreamFrame: cycleStartStreamFrame, latencyFrames: latency)
+        runMidiClock(midiClock, port: port, frameCount: frameCount, grid: grid, counters: counters)
+    }
+
+    // 6) Epoch out: from here on this cycle no longer touches `analyzer`.
     _ = counters.pointee.callbacksCompleted.add(1, ordering: .releasing)
+}
+
+/// Keeps the newest completed frame's beat grid for the MIDI clock. Real-time safe.
+@_noLocks
+func recordMidiClockReading(_ state: UnsafeMutablePointer<MidiClockState>, analyzer: UnsafeMutablePointer<Analyzer>) {
+    let frame = analyzer.pointee.frame
+    state.pointee.analyzer = analyzer
+    state.pointee.tempo = frame.pointee.tempo
+    state.pointee.streamFrame = frame.pointee.streamFrame
+    state.pointee.latestBeat = analyzer.pointee.latestBeat
+}
+
+/// The beat grid for the MIDI clock, from the analyser's public readings of the newest completed
+/// frame (the tempo, the phase at its end, the latest beat event's place in the bar), on the
+/// emission timeline of this cycle: a beat heard at stream frame B is due at B − capture
+/// latency − lead − playback latency (`latencyFrames` is the sum of the two latencies).
+@_noLocks
+func midiClockGrid(_ state: UnsafeMutablePointer<MidiClockState>, analyzer: UnsafeMutablePointer<Analyzer>,
+                   cycleStartStreamFrame: Int64, latencyFrames: Double) -> MidiClockGrid {
+    let tempo = state.pointee.tempo
+    let sampleRateHz = analyzer.pointee.sampleRateHz
+    guard state.pointee.analyzer == analyzer, tempo.bpm > 0, tempo.bpm.isFinite, tempo.phase.isFinite else { return .unlocked }
+    let periodFrames = 60 * sampleRateHz / Double(tempo.bpm)
+    let leadFrames = analyzer.pointee.configuration.rhythm.leadMilliseconds / 1000 * sampleRateHz
+    let beatsPerBar = max(1, analyzer.pointee.configuration.rhythm.beatsPerBar)
+    // The phase is 0 at each beat's event, the lead time before the beat: the beat nearest
+    // behind the newest frame's end plus the lead.
+    let beatFrame = Double(state.pointee.streamFrame) + leadFrames - Double(tempo.phase) * periodFrames
+    // Its place in the bar, counted from the latest beat event (the tracker counts bars from
+    // the first beat after locking).
+    let latest = state.pointee.latestBeat
+    var inBar = 0
+    if latest.inBar > 0 {
+        let beatsAfterLatest = Int(realtimeRoundHalfAway((beatFrame - latest.timeFrames) / periodFrames))
+        let position = (Int(latest.inBar) - 1 + beatsAfterLatest) % beatsPerBar
+        inBar = position < 0 ? position + beatsPerBar : position
+    }
+    let offset = beatFrame - Double(cycleStartStreamFrame) - leadFrames - latencyFrames
+    return MidiClockGrid(isLocked: true, beatPeriodFrames: periodFrames, beatOffsetFrames: offset, beatInBar: inBar, beatsPerBar: beatsPerBar)
+}
+
+/// Clears the MIDI port's buffer (every cycle, as JACK requires) and writes the scheduler's
+/// messages for this cycle, in time order.
+@_noLocks
+func runMidiClock(_ state: UnsafeMutablePointer<MidiClockState>, port: OpaquePointer, frameCount: UInt32,
+                  grid: MidiClockGrid, counters: UnsafeMutablePointer<LiveCounters>) {
+    guard let buffer = _unsafePerformance({ jack_port_get_buffer(port, frameCount) }) else { return }
+    _unsafePerformance { jack_midi_clear_buffer(buffer) }
+    let hold = counters.pointee.midiClockHold.load(ordering: .relaxed)
+    var ticks: UInt64 = 0, failures: UInt64 = 0
+    state.pointee.scheduler.process(frameCount: Int(frameCount), grid: grid, hold: hold) { event in
+        var bytes: (UInt8, UInt8, UInt8) = (event.status, event.data1, event.data2)
+        let result = withUnsafeBytes(of: &bytes) { raw in
+            _unsafePerformance {
+                jack_midi_event_write(buffer, jack_nframes_t(event.offsetFrames), raw.baseAddress!.assumingMemoryBound(to: jack_midi_data_t.self), event.length)
+            }
+        }
+        if result != 0 { failures &+= 1; return }
+        switch event.status {
+        case MidiClockEvent.clock: ticks &+= 1
+        case MidiClockEvent.start: _ = counters.pointee.midiClockStarts.add(1, ordering: .relaxed)
+        case MidiClockEvent.stop: _ = counters.pointee.midiClockStops.add(1, ordering: .relaxed)
+        default: break
+        }
+    }
+    if ticks > 0 { _ = counters.pointee.midiClockTicks.add(ticks, ordering: .relaxed) }
+    if failures > 0 { _ = counters.pointee.midiClockWriteFailures.add(failures, ordering: .relaxed) }
+    counters.pointee.midiClockRunning.store(state.pointee.scheduler.isRunning, ordering: .relaxed)
+    counters.pointee.midiClockTickPeriodBits.store(state.pointee.scheduler.tickPeriodFrames.bitPattern, ordering: .relaxed)
+    counters.pointee.midiClockPhaseErrorBits.store(state.pointee.scheduler.phaseErrorTicks.bitPattern, ordering: .relaxed)
 }
 
 /// What the cycle needs to turn a position in the cycle into JACK time.
@@ -141,6 +220,7 @@ func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, samples: UnsafePointer<Flo
                 captureTimeMicroseconds: captureMicroseconds(clock, cyclePosition: nextPosition + framesFromNext)))
         }
         guard step.frameCompleted else { continue }
+        if let midiClock = context.pointee.midiClock { recordMidiClockReading(midiClock, analyzer: analyzer) }
         analyzer.pointee.stampCaptureTime(microseconds: captureMicroseconds(clock, cyclePosition: nextPosition - 1))
         if context.pointee.ring.push(analyzer.pointee.frame) { tally.pushed &+= 1 } else { tally.dropped &+= 1 }
     }
@@ -213,12 +293,23 @@ func liveShutdown(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ argu
 }
 
 /// Latency callback: on the capture pass, reads the capture latency of the input ports so
-/// frames are stamped in acoustic time. Runs on JACK's notification thread, not the process
+/// frames are stamped in acoustic time; on the playback pass, the MIDI clock port's latency. Runs on JACK's notification thread, not the process
 /// thread; still allocation-free.
 @_noLocks
 func liveLatency(_ mode: jack_latency_callback_mode_t, _ argument: UnsafeMutableRawPointer?) {
-    guard let argument, mode == JackCaptureLatency else { return }
-    updateCaptureLatency(argument.assumingMemoryBound(to: ProcessContext.self))
+    guard let argument else { return }
+    let context = argument.assumingMemoryBound(to: ProcessContext.self)
+    if mode == JackCaptureLatency { updateCaptureLatency(context) } else { updatePlaybackLatency(context) }
+}
+
+/// Stores the MIDI clock port's playback latency (range maximum): how long a message written
+/// now takes to leave the graph. Not for the process thread.
+@_noLocks
+func updatePlaybackLatency(_ context: UnsafeMutablePointer<ProcessContext>) {
+    guard let port = context.pointee.midiClockPort else { return }
+    var range = jack_latency_range_t(min: 0, max: 0)
+    _unsafePerformance { jack_port_get_latency_range(port, JackPlaybackLatency, &range) }
+    context.pointee.counters.pointee.playbackLatencyFrames.store(range.max, ordering: .relaxed)
 }
 
 /// Stores the largest capture latency (range maximum) over the input ports. Not for the

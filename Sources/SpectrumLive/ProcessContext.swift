@@ -39,6 +39,23 @@ struct LiveCounters: ~Copyable {
     /// restarts the tempo learning.
     let relearnRequested = Atomic<Bool>(false)
 
+    // MIDI clock (`--midi-clock`): written by the process callback, except `midiClockHold`
+    // (the control side: blackout) and `playbackLatencyFrames` (the latency callback).
+    /// Set by the control side: the clock stops (FC) as if the tempo were lost.
+    let midiClockHold = Atomic<Bool>(false)
+    let midiClockRunning = Atomic<Bool>(false)
+    let midiClockTicks = Atomic<UInt64>(0)
+    let midiClockStarts = Atomic<UInt64>(0)
+    let midiClockStops = Atomic<UInt64>(0)
+    /// `jack_midi_event_write` refusals (the port buffer was full).
+    let midiClockWriteFailures = Atomic<UInt64>(0)
+    /// The glided tick period (frames, `Double` bits; 0 while stopped) and the latest tick's
+    /// phase error against the beat grid (ticks, `Double` bits).
+    let midiClockTickPeriodBits = Atomic<UInt64>(0)
+    let midiClockPhaseErrorBits = Atomic<UInt64>(0)
+    /// Playback latency of the MIDI clock port (`JackPlaybackLatency`, range maximum), frames.
+    let playbackLatencyFrames = Atomic<UInt32>(0)
+
     init() {}
 }
 
@@ -66,4 +83,23 @@ struct ProcessContext {
     /// Each beat event as soon as the block holding it is analysed (before the hop's frame).
     let beats: BeatMailbox
     let counters: UnsafeMutablePointer<LiveCounters>
+    /// The MIDI clock output port (`midi_clock`) and its scheduler; nil without `--midi-clock`.
+    /// One scheduler per life of the client: after a server restart the clock starts afresh (FA
+    /// on the next downbeat) on the re-registered port.
+    let midiClockPort: OpaquePointer?
+    let midiClock: UnsafeMutablePointer<MidiClockState>?
+}
+
+/// The MIDI clock's state on the process thread: the scheduler, and the beat grid as read from
+/// the newest *completed* frame (a frame's tempo and phase are consistent only once it is
+/// complete: the rhythm stage runs before the hop's end).
+struct MidiClockState {
+    var scheduler = MidiClockScheduler()
+    /// The analyser the reading came from (a swapped-in analyser restarts the stream count).
+    var analyzer: UnsafeMutablePointer<Analyzer>?
+    var tempo = TempoReading.none
+    /// The completed frame's `streamFrame`, at which `tempo.phase` holds.
+    var streamFrame: Int64 = 0
+    /// The latest beat event when the frame completed (its place in the bar).
+    var latestBeat = BeatReading.none
 }

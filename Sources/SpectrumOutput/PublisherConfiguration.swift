@@ -105,6 +105,20 @@ public struct PublisherStatus: Sendable, Equatable {
     /// Seconds since the server was lost; 0 while it runs.
     public var serverLostSeconds: Float
 
+    /// The MIDI clock (`--midi-clock`): running, its tempo (0 while stopped), ticks sent, and the
+    /// latest tick's phase error against the beat grid in ms.
+    public var midiClockRunning = false
+    public var midiClockBpm: Float = 0
+    public var midiClockTicks = 0
+    public var midiClockPhaseErrorMilliseconds: Float = 0
+
+    /// Ableton Link (`--link`): peers, whether spectrum leads, the session's tempo, and its beat
+    /// against the detected one in ms.
+    public var linkPeers = 0
+    public var linkLeading = false
+    public var linkBpm: Float = 0
+    public var linkPhaseErrorMilliseconds: Float = 0
+
     public init(sampleRateHz: Int = 0, periodFrames: Int = 0, xruns: Int = 0, droppedFrames: Int = 0, dspLoadPercent: Float = 0, worstCallbackMicroseconds: Float = 0,
                 serverRunning: Bool = true, reconnections: Int = 0, serverLostSeconds: Float = 0) {
         self.serverRunning = serverRunning

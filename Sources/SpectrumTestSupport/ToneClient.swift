@@ -90,6 +90,10 @@ public final class ToneClient: @unchecked Sendable {
     /// that or without a loop.
     public var loopStartMicroseconds: UInt64 { context.pointee.loopStartMicroseconds.load(ordering: .acquiring) }
 
+    /// JACK frame time (`jack_last_frame_time` + offset, wrapping) of the loop's first sample the
+    /// last time the loop started over; 0 before that or without a loop.
+    public var loopStartFrame: UInt32 { context.pointee.loopStartFrame.load(ordering: .acquiring) }
+
     /// Process cycles run so far.
     public var callbacks: UInt64 { context.pointee.callbacks.load(ordering: .relaxed) }
 
@@ -115,6 +119,7 @@ struct ToneContext: ~Copyable {
     let callbacks = Atomic<UInt64>(0)
     let burstStartMicroseconds = Atomic<UInt64>(0)
     let loopStartMicroseconds = Atomic<UInt64>(0)
+    let loopStartFrame = Atomic<UInt32>(0)
     /// Amplitude of the previous cycle; only the process thread touches it.
     var previousAmplitude: Double = 0
     /// The looped recording instead of the sine (nil: sine), and the next sample to play.
@@ -147,8 +152,9 @@ func toneProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> 
         var position = context.pointee.loopPosition
         for frame in 0..<Int(frameCount) {
             if position == 0 {
-                let start = jack_frames_to_time(context.pointee.client, jack_last_frame_time(context.pointee.client) &+ UInt32(frame))
-                context.pointee.loopStartMicroseconds.store(start, ordering: .releasing)
+                let startFrame = jack_last_frame_time(context.pointee.client) &+ UInt32(frame)
+                context.pointee.loopStartFrame.store(startFrame, ordering: .releasing)
+                context.pointee.loopStartMicroseconds.store(jack_frames_to_time(context.pointee.client, startFrame), ordering: .releasing)
             }
             out[frame] = Float(amplitude) * loop[position]
             position = position + 1 == loop.count ? 0 : position + 1

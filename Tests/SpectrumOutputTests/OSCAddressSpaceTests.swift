@@ -64,10 +64,10 @@ import Testing
         }
     }
 
-    @Test func defaultSetLeavesTheWaveformOut() {
-        #expect(!OSCMessageSet.default.contains(.waveform))
-        for kind in OSCMessageKind.allCases where kind != .waveform { #expect(OSCMessageSet.default.contains(kind)) }
-        #expect(OSCMessageSet.all.contains(.waveform))
+    @Test func defaultSetLeavesTheWaveformAndTheTempoOutStatusOut() {
+        let optIn: [OSCMessageKind] = [.waveform, .midiClockStatus, .linkStatus]
+        for kind in optIn { #expect(!OSCMessageSet.default.contains(kind) && OSCMessageSet.all.contains(kind)) }
+        for kind in OSCMessageKind.allCases where !optIn.contains(kind) { #expect(OSCMessageSet.default.contains(kind)) }
     }
 
     /// Sizes that docs/osc.md states: with 128 bands the default bundle (no note) is about 1.5 KB (two IP

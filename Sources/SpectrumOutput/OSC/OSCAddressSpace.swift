@@ -17,6 +17,8 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
     case status
     case targetStatus
     case serverStatus
+    case midiClockStatus
+    case linkStatus
     case pitchActive
     case pitch
     case note
@@ -52,12 +54,15 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
         case .beat: "/beat"
         case .targetStatus: "/status/target"
         case .serverStatus: "/status/server"
+        case .midiClockStatus: "/status/midi_clock"
+        case .linkStatus: "/status/link"
         }
     }
 
     /// On unless switched off; the waveform is opt-in (`--waveform`): at 512 floats it triples
-    /// the packet size and only visual tools want it.
-    public var isEnabledByDefault: Bool { self != .waveform }
+    /// the packet size and only visual tools want it. The MIDI clock's status comes with
+    /// `--midi-clock`, Link's with `--link`.
+    public var isEnabledByDefault: Bool { self != .waveform && self != .midiClockStatus && self != .linkStatus }
 }
 
 /// A set of message kinds (which ones the publisher sends).
@@ -90,9 +95,11 @@ public struct OSCMessageSet: OptionSet, Sendable, Hashable {
     public static let beat = OSCMessageSet(.beat)
     public static let targetStatus = OSCMessageSet(.targetStatus)
     public static let serverStatus = OSCMessageSet(.serverStatus)
+    public static let midiClockStatus = OSCMessageSet(.midiClockStatus)
+    public static let linkStatus = OSCMessageSet(.linkStatus)
 
     public static let all = OSCMessageSet(OSCMessageKind.allCases.map(OSCMessageSet.init))
-    /// Everything except the waveform.
+    /// Everything except the waveform and the MIDI clock's and Link's status.
     public static let `default` = OSCMessageSet(OSCMessageKind.allCases.filter(\.isEnabledByDefault).map(OSCMessageSet.init))
 }
 
@@ -227,7 +234,7 @@ public struct OSCAddressSpace: Sendable, Equatable {
                     OSCArgumentSpec(name: "xruns", typeTag: "i", unit: "count since start", range: "≥ 0"),
                     OSCArgumentSpec(name: "dropped", typeTag: "i", unit: "frames since start", range: "≥ 0"),
                     OSCArgumentSpec(name: "dsp load", typeTag: "f", unit: "%", range: "0..100"),
-                    OSCArgumentSpec(name: "callback", typeTag: "f", unit: "µs, worst of the last second", range: "≥ 0"),
+                    OSCArgumentSpec(name: "callback", typeTag: "f", unit: "µs, worst since start", range: "≥ 0"),
                     OSCArgumentSpec(name: "non-finite", typeTag: "i", unit: "input samples that were NaN or infinite, since start", range: "≥ 0"),
                 ],
                 rate: "once per second of audio (every \(statusEvery) frames)",
@@ -258,6 +265,30 @@ public struct OSCAddressSpace: Sendable, Equatable {
                 description: "The JACK server's state. While it is lost no frames are sent (never stale or zero frames that would black out a rig); this message says so, and for how long, until the server is back and frames resume.",
                 example: "\(prefix)/status/server iif 0 3 4.2",
                 enabledByDefault: true),
+            OSCAddressEntry(
+                kind: .midiClockStatus, address: prefix + OSCMessageKind.midiClockStatus.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "running", typeTag: "i", unit: "1 after FA, 0 after FC or before the first start", range: "0..1"),
+                    OSCArgumentSpec(name: "bpm", typeTag: "f", unit: "the clock's tempo, 60 / (24 × tick period); 0 while stopped", range: "0 or 30..400"),
+                    OSCArgumentSpec(name: "ticks", typeTag: "i", unit: "F8 sent since start", range: "≥ 0"),
+                    OSCArgumentSpec(name: "phase error", typeTag: "f", unit: "ms of the latest tick against the beat grid (positive: the grid is ahead)", range: "any"),
+                ],
+                rate: "with `\(prefix)/status`, only with `--midi-clock`",
+                description: "The MIDI clock on the JACK port `midi_clock`: whether it runs, its glided tempo, the ticks sent, and how far its ticks are from the beat grid (corrected by slewing the tick period).",
+                example: "\(prefix)/status/midi_clock ifif 1 120.0 28800 0.02",
+                enabledByDefault: false),
+            OSCAddressEntry(
+                kind: .linkStatus, address: prefix + OSCMessageKind.linkStatus.suffix,
+                arguments: [
+                    OSCArgumentSpec(name: "peers", typeTag: "i", unit: "other Link peers in the session", range: "≥ 0"),
+                    OSCArgumentSpec(name: "leading", typeTag: "i", unit: "1 when spectrum sets the session's tempo and beat", range: "0..1"),
+                    OSCArgumentSpec(name: "bpm", typeTag: "f", unit: "the session's tempo", range: "20..999"),
+                    OSCArgumentSpec(name: "phase error", typeTag: "f", unit: "ms of the session's beat against the detected beat (positive: the session is early); 0 without a tempo", range: "any"),
+                ],
+                rate: "with `\(prefix)/status`, only with `--link`",
+                description: "The Ableton Link session: how many peers, whether spectrum leads it (it started the session, or `--link-lead`), its tempo, and how far its beat is from the one spectrum hears.",
+                example: "\(prefix)/status/link iiff 2 1 120.0 0.3",
+                enabledByDefault: false),
             OSCAddressEntry(
                 kind: .pitchActive, address: prefix + OSCMessageKind.pitchActive.suffix,
                 arguments: [OSCArgumentSpec(name: "active", typeTag: "f", unit: "1 = a note sounds, 0 = no note", range: "0 or 1")],
@@ -361,7 +392,7 @@ public struct OSCAddressSpace: Sendable, Equatable {
         ("Tuner", [.pitchActive, .pitch, .note, .writtenNote, .strobe, .string, .stringCents]),
         ("Rhythm", [.onset, .tempo, .beatPhase, .beat]),
         ("Waveform", [.waveform]),
-        ("Status", [.status, .targetStatus, .serverStatus]),
+        ("Status", [.status, .targetStatus, .serverStatus, .midiClockStatus, .linkStatus]),
     ]
 
     /// The tables in Markdown, one per section, each followed by its `oscdump` examples.

@@ -266,6 +266,14 @@ final class RigRenderer {
             case .serverRunning: return status.serverRunning ? 1 : 0
             case .reconnections: return Double(status.reconnections)
             case .serverLostSeconds: return Double(status.serverLostSeconds)
+            case .midiClockRunning: return status.midiClockRunning ? 1 : 0
+            case .midiClockBpm: return Double(status.midiClockBpm)
+            case .midiClockTicks: return Double(min(status.midiClockTicks, Int(Int32.max)))
+            case .midiClockPhaseErrorMilliseconds: return Double(status.midiClockPhaseErrorMilliseconds)
+            case .linkPeers: return Double(status.linkPeers)
+            case .linkLeading: return status.linkLeading ? 1 : 0
+            case .linkBpm: return Double(status.linkBpm)
+            case .linkPhaseErrorMilliseconds: return Double(status.linkPhaseErrorMilliseconds)
             }
         case .target(let field):
             guard element < context.targets.count else { return 0 }

@@ -50,6 +50,22 @@ public enum RouteSource: Sendable, Equatable, Hashable {
         case reconnections
         /// Seconds since the server was lost (0 while it runs).
         case serverLostSeconds = "server_lost_s"
+        /// 1 while the MIDI clock runs (after FA), else 0.
+        case midiClockRunning = "midi_clock_running"
+        /// The MIDI clock's tempo (0 while stopped).
+        case midiClockBpm = "midi_clock_bpm"
+        /// F8 ticks sent since the start.
+        case midiClockTicks = "midi_clock_ticks"
+        /// The latest tick's distance from the beat grid, ms.
+        case midiClockPhaseErrorMilliseconds = "midi_clock_phase_error_ms"
+        /// Other peers in the Ableton Link session.
+        case linkPeers = "link_peers"
+        /// 1 when spectrum sets the session's tempo and beat.
+        case linkLeading = "link_leading"
+        /// The Link session's tempo.
+        case linkBpm = "link_bpm"
+        /// The session's beat against the detected beat, ms.
+        case linkPhaseErrorMilliseconds = "link_phase_error_ms"
     }
     public enum TargetField: String, Sendable, CaseIterable { case index, address, state, sent, errors }
 

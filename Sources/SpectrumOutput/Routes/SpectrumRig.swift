@@ -6,7 +6,7 @@ extension OSCAddressSpace {
         // The order of the bundle: what lights need first, the status last.
         let order: [OSCMessageKind] = [.bands, .peaks, .groups, .level, .levelDecibels, .pitchActive, .pitch, .note,
                                        .writtenNote, .strobe, .string, .stringCents,
-                                       .onset, .tempo, .beatPhase, .beat, .waveform, .status, .targetStatus, .serverStatus]
+                                       .onset, .tempo, .beatPhase, .beat, .waveform, .status, .targetStatus, .serverStatus, .midiClockStatus, .linkStatus]
         let routes = order.filter(messages.contains).map { kind in
             let address = "{prefix}" + kind.suffix
             switch kind {
@@ -26,6 +26,12 @@ extension OSCAddressSpace {
             case .serverStatus:
                 return Route(values: [.serverRunning, .reconnections, .serverLostSeconds].map { RouteValue(.status($0)) },
                              address: address, arguments: .tags(Array("iif")), condition: .status)
+            case .midiClockStatus:
+                return Route(values: [.midiClockRunning, .midiClockBpm, .midiClockTicks, .midiClockPhaseErrorMilliseconds].map { RouteValue(.status($0)) },
+                             address: address, arguments: .tags(Array("ifif")), condition: .status)
+            case .linkStatus:
+                return Route(values: [.linkPeers, .linkLeading, .linkBpm, .linkPhaseErrorMilliseconds].map { RouteValue(.status($0)) },
+                             address: address, arguments: .tags(Array("iiff")), condition: .status)
             case .pitchActive: return Route(values: [RouteValue(.pitchActive)], address: address)
             case .pitch:
                 return Route(values: [RouteValue(.pitchHz), RouteValue(.pitchMidi), RouteValue(.pitchCents), RouteValue(.pitchConfidence)],

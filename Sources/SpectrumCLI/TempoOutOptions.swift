@@ -1,0 +1,20 @@
+import ArgumentParser
+
+/// Tempo out to the rest of the rig (`run`): MIDI clock on a JACK MIDI port (docs/live.md).
+struct TempoOutOptions: ParsableArguments {
+    @Flag(name: .customLong("midi-clock"), help: ArgumentHelp(
+        "Send MIDI clock from the beat grid on a JACK MIDI output port 'midi_clock': 24 F8 per beat, FA on the first downbeat after the tempo locks, FC when it is lost (silence, blackout), song position 0 while stopped. Tempo changes glide; the lead time and the port's playback latency are compensated. Connect it with jack_connect (e.g. to a2j or a synth)."))
+    var midiClock = false
+
+    @Flag(name: .customLong("link"), help: ArgumentHelp(
+        "Join the Ableton Link session on the local network as a peer: the detected tempo and beat phase go to the session (quantum = beats per bar). Joining a running session adopts its tempo (Link's rule) unless --link-lead."))
+    var link = false
+
+    @Flag(name: .customLong("link-lead"), help: ArgumentHelp(
+        "With --link: set the session's tempo and beat even when it was already running (take it over)."))
+    var linkLead = false
+
+    func validate() throws {
+        if linkLead && !link { throw ValidationError("--link-lead: expected --link as well") }
+    }
+}
