@@ -69,7 +69,8 @@ import SpectrumCore
         for (bundle, frame) in zip(receiver.bundles, frames) {
             let paths = bundle.messages.map(\.path)
             var expected = ["/spectrum/bands", "/spectrum/peaks", "/spectrum/groups", "/spectrum/level", "/spectrum/level/db", "/spectrum/pitch/active"]
-            if frame.pitch.hasNote { expected += ["/spectrum/pitch", "/spectrum/note"] }
+            if frame.pitch.hasNote { expected += ["/spectrum/pitch", "/spectrum/note", "/spectrum/note/written", "/spectrum/pitch/strobe"] }
+            if frame.pitch.stringName != nil { expected += ["/spectrum/pitch/string", "/spectrum/pitch/string/cents"] }
             if frame.onset.isOnset { expected.append("/spectrum/onset") }
             expected += ["/spectrum/tempo", "/spectrum/beat/phase"]
             if frame.beat.isBeat { expected.append("/spectrum/beat") }

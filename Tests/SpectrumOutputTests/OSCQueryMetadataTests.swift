@@ -22,7 +22,7 @@ struct OSCQueryMetadataTests {
 
     @Test func everyNumericArgumentOfTheTableHasBoundsOrSaysWhyNot() {
         // Every range in the table is numeric or one of these open, textual or setting-bound forms.
-        let open: Set<String> = ["text", "0 or 1", "1..beats per bar"]
+        let open: Set<String> = ["text", "0 or 1", "1..beats per bar", "any"]
         for entry in OSCAddressSpace().entries {
             for argument in entry.arguments where argument.numericBounds == nil {
                 #expect(argument.range.hasPrefix("≥") || open.contains(argument.range) || argument.typeTag == "s",

@@ -116,7 +116,7 @@ import Testing
         ("routes:\n  - source: bpm\n    address: /a\n    send: sometimes\n", "FILE:4: routes.send: expected every_frame or on_change, got the text \"sometimes\""),
         ("routes:\n  - source: bpm\n    address: /a\n    colour: red\n", "FILE:4: routes.colour: expected one of source, address"),
         ("routes:\n  - source: beat\n    address: /a\n    hold_ms: -3\n", "FILE:4: routes.hold_ms: expected 0 to 10000 ms"),
-        ("routes:\n  - source: beat\n    address: /a\n    when: sunrise\n", "FILE:4: routes.when: expected one of pitch.active, onset"),
+        ("routes:\n  - source: beat\n    address: /a\n    when: sunrise\n", "FILE:4: routes.when: expected one of pitch.active, pitch.string.active, onset"),
         ("routes:\n  - source: beat\n    address: /a\n    max_rate_hz: 0\n", "FILE:4: routes.max_rate_hz: expected a rate above 0"),
         ("rig:\n  bundle: maybe\nroutes:\n  - source: beat\n    address: /a\n", "FILE:2: rig.bundle: expected true or false"),
         ("rig:\n  time_tag: later\nroutes:\n  - source: beat\n    address: /a\n", "FILE:2: rig.time_tag: expected immediate or capture"),

@@ -162,6 +162,7 @@ final class RigRenderer {
             switch route.condition {
             case nil: break
             case .pitchActive?: guard frame.pitch.hasNote && frame.pitch.noteNumber < 128 else { continue }
+            case .stringActive?: guard frame.pitch.stringName != nil else { continue }
             case .onset?: guard events.onset else { continue }
             case .beat?: guard events.beat else { continue }
             case .downbeat?: guard events.downbeat else { continue }

@@ -294,6 +294,8 @@ public struct SendPolicy: Sendable, Equatable, Hashable {
 public enum RouteCondition: String, Sendable, CaseIterable {
     /// While a note sounds.
     case pitchActive = "pitch.active"
+    /// While a note sounds in string mode (the nearest string is known).
+    case stringActive = "pitch.string.active"
     /// Frames with an onset.
     case onset
     /// At each beat (sent early, from the beat mailbox, when the host has one).
