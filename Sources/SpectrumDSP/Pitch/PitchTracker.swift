@@ -27,8 +27,8 @@ struct PitchTracker {
         /// An estimate farther than this from the shown note starts a new one (semitones).
         var noteChangeSemitones: Float = 1
         /// An older pending estimate is shown first instead of the newest when its confidence
-        /// (r) is higher by this much: after loud noise the long window's estimates read 5–20
-        /// cents off at r 0.6–0.92 while the short window, all note, read it at r ≈ 1; an
+        /// (r) is higher by this much: after loud noise the long window's estimates read 5–60
+        /// cents off at r 0.63–0.92 while the short window, all note, read it at r ≈ 1; an
         /// attack's estimates differ by less (their r rises as they converge).
         var firstReadingConfidenceMargin: Float = 0.05
     }
