@@ -94,8 +94,10 @@ public struct PitchConfiguration: Sendable, Equatable {
     public var minimumFrequencyHz: Double = 38
     /// Highest fundamental searched. Above C7 (2093 Hz).
     public var maximumFrequencyHz: Double = 2_200
-    /// Minimum normalised correlation at the period for a confident estimate.
-    public var confidenceThreshold: Double = 0.75
+    /// Minimum normalised correlation at the period for a confident estimate. 0.55 (the seed's
+    /// 0.75 read pink noise at 10 dB SNR on 81 % of the tuning part's frames, 0.55 on 85 %;
+    /// noise alone never reached it there; scripts/accuracy-pitch, docs/accuracy.md).
+    public var confidenceThreshold: Double = 0.55
     /// Windows quieter than this (RMS, dBFS) never have a note. −100 dBFS sits under a 16-bit
     /// file's quantisation noise: the level-independent gate (`gateAboveNoiseFloorDecibels`)
     /// decides above it. A fixed gate (`--gate-db`) sets this and turns that gate off.

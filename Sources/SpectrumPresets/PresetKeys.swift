@@ -106,7 +106,7 @@ public enum PresetKeys {
         .flag("pitch.enabled", \.pitch.enabled, "Run the tuner (pitch, note, cents) on every hop."),
         .number("pitch.minimum_frequency_hz", \.pitch.minimumFrequencyHz, 20...500, "Hz", "Lowest fundamental searched; the tuner window holds 2.2 of its periods."),
         .number("pitch.maximum_frequency_hz", \.pitch.maximumFrequencyHz, 200...5000, "Hz", "Highest fundamental searched."),
-        .number("pitch.confidence_threshold", \.pitch.confidenceThreshold, 0.3...0.99, "", "Normalised correlation at the period needed for a note (seed: 0.75)."),
+        .number("pitch.confidence_threshold", \.pitch.confidenceThreshold, 0.3...0.99, "", "Normalised correlation at the period needed for a note (seed: 0.75; 0.55 reads notes in noise)."),
         .number("pitch.silence_gate_db", \.pitch.silenceGateDecibels, -120...(-10), "dB", "Windows quieter than this RMS level in dBFS never have a note (a fixed gate: --gate-db sets it and turns the floor-relative gate off)."),
         .number("pitch.gate_above_noise_floor_db", \.pitch.gateAboveNoiseFloorDecibels, 0...40, "dB", "Windows less than this far above the input's own noise floor (tracked: down at once, up by 0.5 dB/s) have no note; 0 turns this gate off."),
         .number("pitch.percussive_decay_db_per_second", \.pitch.percussiveDecayDecibelsPerSecond, 5...1000, "dB/s", "Windows whose energy falls faster than this (a drum, a note ending) have no note; above 400 Hz the limit grows in proportion to the pitch."),

@@ -51,6 +51,22 @@ import SpectrumCore
         if let first { #expect(abs(Self.shownCents(readings[first])!) <= 5, "first shown: \(Self.shownCents(readings[first])!) ¢") }
     }
 
+    /// A note out of loud noise: the short window, all note, reads it at r ≈ 1; the long
+    /// window, still holding the noise, then reads it 60 and 6 cents sharp (or 21 and 20,
+    /// agreeing with itself) at r 0.7–0.9. The note is first shown at its most confident
+    /// estimate, within 5 cents of where it settles, not at the newest.
+    @Test(arguments: [[60 as Float, 6], [21, 20]])
+    func aNoteOutOfNoiseIsFirstShownAtItsMostConfidentEstimate(noisyCents: [Float]) {
+        var tracker = PitchTracker(referenceHz: 440)
+        var sequence = [RawPitch(frequencyHz: Self.noteHz, confidence: 1)]
+        sequence += zip(noisyCents, [0.68 as Float, 0.9]).map { cents, confidence in
+            RawPitch(frequencyHz: Self.noteHz * powf(2, cents / 1200), confidence: confidence, windowDifferenceCents: cents)
+        }
+        sequence += (0..<4).map { _ in Self.raw(cents: 0.2, windowDifferenceCents: 0.5) }
+        let first = sequence.lazy.map { tracker.update($0) }.first { $0.hasNote }
+        #expect(first.map { abs(Self.shownCents($0)!) <= 5 } == true, "first shown: \(first.map { "\(Self.shownCents($0)!) ¢" } ?? "never")")
+    }
+
     /// Shown at once when both of the detector's windows agree within 5 cents; when they do
     /// not, two estimates within 5 cents of each other show the note at the second hop.
     @Test func aSettledNoteIsShownAtOnce() {

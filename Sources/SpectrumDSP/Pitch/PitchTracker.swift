@@ -5,7 +5,10 @@ import SpectrumCore
 /// semitone from the shown one) is shown once it has settled: two consecutive estimates within
 /// `settledCents`, or one on which the detector's long and short windows agree that closely,
 /// or, settled or not, after `estimatesToShowAnyway` estimates within a semitone (their
-/// newest). A new note is first shown at its newest estimate (an attack's estimates converge).
+/// newest). A new note is first shown at its most confident pending estimate, the newest unless
+/// an older one is clearly more confident (`firstReadingConfidenceMargin`): an attack's estimates
+/// converge, but a window still holding loud noise or the note before agrees with itself from
+/// hop to hop before it agrees with the note, and says so by its lower correlation.
 /// Until then the shown note holds, for up to `estimatesToShowAnyway − 1` hops, so a one-hop
 /// jump is never shown. A shown note is the median of its last three estimates; with one of
 /// them missing, the last shown value stands in for it, so a one-hop excursion is not shown
@@ -23,6 +26,11 @@ struct PitchTracker {
         var estimatesToShowAnyway = 3
         /// An estimate farther than this from the shown note starts a new one (semitones).
         var noteChangeSemitones: Float = 1
+        /// An older pending estimate is shown first instead of the newest when its confidence
+        /// (r) is higher by this much: after loud noise the long window's estimates read 5–60
+        /// cents off at r 0.63–0.92 while the short window, all note, read it at r ≈ 1; an
+        /// attack's estimates differ by less (their r rises as they converge).
+        var firstReadingConfidenceMargin: Float = 0.05
     }
 
     private let parameters: Parameters
@@ -34,7 +42,7 @@ struct PitchTracker {
     private var shownHz: Float = 0
     /// A new note's estimates so far, newest first, and how many (0 = none pending).
     private var candidates: (Float, Float, Float) = (0, 0, 0)
-    private var candidateConfidence: Float = 0
+    private var candidateConfidences: (Float, Float, Float) = (0, 0, 0)
     private var candidateCount = 0
     /// Hops the shown note has been held while a new note's estimates were pending.
     private var heldHops = 0
@@ -51,19 +59,20 @@ struct PitchTracker {
             // A new note's estimate: it joins the pending run when within a semitone of it.
             if candidateCount > 0 && abs(semitones(frequencyHz / candidates.0)) <= parameters.noteChangeSemitones {
                 candidates = (frequencyHz, candidates.0, candidates.1)
+                candidateConfidences = (raw.confidence, candidateConfidences.0, candidateConfidences.1)
                 candidateCount += 1
-                candidateConfidence = max(candidateConfidence, raw.confidence)
             } else {
                 candidates = (frequencyHz, 0, 0)
+                candidateConfidences = (raw.confidence, 0, 0)
                 candidateCount = 1
-                candidateConfidence = raw.confidence
             }
             let settled = raw.windowDifferenceCents <= parameters.settledCents
                 || (candidateCount >= 2 && abs(100 * semitones(candidates.0 / candidates.1)) <= parameters.settledCents)
             if settled || candidateCount >= parameters.estimatesToShowAnyway {
-                // The new note starts with its own estimates, the last at most three.
-                recent = candidates
-                recentConfidence = (candidateConfidence, 0, 0)
+                // The new note starts with its own estimates, the last at most three, the one
+                // shown first in front.
+                recent = mostConfidentFirst(candidates, candidateConfidences)
+                recentConfidence = (max(candidateConfidences.0, max(candidateConfidences.1, candidateConfidences.2)), 0, 0)
                 shownHz = 0
                 candidateCount = 0
                 heldHops = 0
@@ -125,8 +134,21 @@ struct PitchTracker {
         shownHz = 0
         candidates = (0, 0, 0)
         candidateCount = 0
-        candidateConfidence = 0
+        candidateConfidences = (0, 0, 0)
         heldHops = 0
+    }
+
+    /// `estimates` (newest first) reordered so the one a new note is first shown at leads: the
+    /// newest, unless an older one is more confident by `firstReadingConfidenceMargin`.
+    @_noLocks
+    private func mostConfidentFirst(_ estimates: (Float, Float, Float), _ confidences: (Float, Float, Float)) -> (Float, Float, Float) {
+        let margin = parameters.firstReadingConfidenceMargin
+        let best = confidences.2 > max(confidences.1, confidences.0 + margin) ? 2 : confidences.1 > confidences.0 + margin ? 1 : 0
+        switch best {
+        case 1: return (estimates.1, estimates.0, estimates.2)
+        case 2: return (estimates.2, estimates.0, estimates.1)
+        default: return estimates
+        }
     }
 
     @inline(__always) @_noLocks
