@@ -1,4 +1,5 @@
 import Foundation
+import CLo
 import Glibc
 import Synchronization
 
