@@ -16,7 +16,7 @@ struct AnalyzeCommand: ParsableCommand {
               {"time": s, "bands": [0..1, …], "peaks": [0..1, …],
                "level": {"rms": 0..1, "peak": 0..1, "dbfs": dB, "vu": 0..1},
                "pitch": {"hz", "midi", "note", "cents", "confidence"} or null,
-               "onset": strength 0..1 or null,
+               "onset": strength 0..1 or null, "onset_time": s (the attack, in the samples) or null,
                "tempo": {"bpm", "confidence", "phase"} or null,
                "beat": {"time": s, "count", "in_bar"} or null}
             A key is left out when a preset turns its analysis off (pitch.enabled, \

@@ -45,7 +45,7 @@ public struct FrameEncoder: Sendable {
         }
         buffer.append(contentsOf: ",rms,peak,dbfs,vu".utf8)
         if includesPitch { buffer.append(contentsOf: ",pitch_hz,pitch_midi,pitch_note,pitch_cents,pitch_confidence,pitch_written,pitch_strobe,pitch_string,pitch_string_cents".utf8) }
-        if includesRhythm { buffer.append(contentsOf: ",onset,tempo_bpm,tempo_confidence,tempo_phase,beat_time,beat_count,beat_in_bar".utf8) }
+        if includesRhythm { buffer.append(contentsOf: ",onset,onset_time,tempo_bpm,tempo_confidence,tempo_phase,beat_time,beat_count,beat_in_bar".utf8) }
         buffer.append(UInt8(ascii: "\n"))
     }
 
@@ -107,7 +107,13 @@ public struct FrameEncoder: Sendable {
             }
             if includesRhythm {
                 buffer.append(contentsOf: #","onset":"#.utf8)
-                if frame.onset.isOnset { Self.appendUnit(frame.onset.strength, to: &buffer) } else { buffer.append(contentsOf: "null".utf8) }
+                if frame.onset.isOnset {
+                    Self.appendUnit(frame.onset.strength, to: &buffer)
+                    buffer.append(contentsOf: #","onset_time":"#.utf8)
+                    Self.appendFixed(frame.onset.timeFrames / sampleRateHz, decimals: 6, to: &buffer)
+                } else {
+                    buffer.append(contentsOf: #"null,"onset_time":null"#.utf8)
+                }
                 let tempo = frame.tempo
                 if tempo.isLocked {
                     buffer.append(contentsOf: #","tempo":{"bpm":"#.utf8)
@@ -183,7 +189,13 @@ public struct FrameEncoder: Sendable {
             }
             if includesRhythm {
                 buffer.append(UInt8(ascii: ","))
-                if frame.onset.isOnset { Self.appendUnit(frame.onset.strength, to: &buffer) }
+                if frame.onset.isOnset {
+                    Self.appendUnit(frame.onset.strength, to: &buffer)
+                    buffer.append(UInt8(ascii: ","))
+                    Self.appendFixed(frame.onset.timeFrames / sampleRateHz, decimals: 6, to: &buffer)
+                } else {
+                    buffer.append(UInt8(ascii: ","))
+                }
                 let tempo = frame.tempo
                 if tempo.isLocked {
                     buffer.append(UInt8(ascii: ","))

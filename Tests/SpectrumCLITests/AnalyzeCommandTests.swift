@@ -44,7 +44,7 @@ import Testing
         let toleranceDecibels = frequencyHz >= 200 ? 0.1 : 0.4
         var previousTime = 0.0
         for (index, frame) in frames.enumerated() {
-            #expect(Set(frame.keys) == ["time", "bands", "peaks", "level", "pitch", "onset", "tempo", "beat"])
+            #expect(Set(frame.keys) == ["time", "bands", "peaks", "level", "pitch", "onset", "onset_time", "tempo", "beat"])
             let time = try #require(frame["time"] as? Double)
             #expect(time > previousTime)
             previousTime = time
@@ -122,7 +122,7 @@ import Testing
         let header = try #require(rows.first).split(separator: ",").map(String.init)
         let expectedHeader = ["time"] + (0..<128).map { "band_\($0)" } + (0..<128).map { "peak_\($0)" } + ["rms", "peak", "dbfs", "vu"]
             + ["pitch_hz", "pitch_midi", "pitch_note", "pitch_cents", "pitch_confidence", "pitch_written", "pitch_strobe", "pitch_string", "pitch_string_cents"]
-            + ["onset", "tempo_bpm", "tempo_confidence", "tempo_phase", "beat_time", "beat_count", "beat_in_bar"]
+            + ["onset", "onset_time", "tempo_bpm", "tempo_confidence", "tempo_phase", "beat_time", "beat_count", "beat_in_bar"]
         #expect(header == expectedHeader)
         #expect(rows.count - 1 == 90)
         #expect(rows.last!.contains(",A4,"))

@@ -26,7 +26,7 @@ import Testing
 
     @Test func analyzeHelpListsEveryOutputKey() throws {
         let text = try Self.help(["analyze"])
-        for key in ["time", "bands", "peaks", "level", "pitch", "onset", "tempo", "beat"] {
+        for key in ["time", "bands", "peaks", "level", "pitch", "onset", "onset_time", "tempo", "beat"] {
             #expect(text.contains("\"\(key)\":"), "`analyze --help` does not list the \"\(key)\" key: \(text)")
         }
         for field in ["\"bpm\"", "\"phase\"", "\"count\"", "\"in_bar\"", "\"confidence\""] { #expect(text.contains(field), "\(field): \(text)") }

@@ -37,6 +37,7 @@ REL_TOLERANCE = 0.04      # ±4 %
 BEAT_TOLERANCE = 0.070    # s
 ONSET_TOLERANCE = 0.050   # s
 ONSET_MERGE = 0.030       # drum hits closer than this count as one true onset
+TARGET_ONSET_DEVIATION_MS = 5.0  # issue 14: median |onset time − true onset| of the matched onsets
 BEAT_SKIP = 5.0           # beats before 5 s are not scored (MIREX / mir_eval convention)
 STEADY_SECONDS = 5.0      # final BPM = median over the last 5 s
 LOCK_TAIL = 0.5           # lock: the last 0.5 s of a segment is not counted
@@ -376,7 +377,7 @@ def build_corpus(work, quick, jobs, holdout=False, cache=None):
 # ------------------------------------------------------------------------------------------
 
 TIME_RE = re.compile(r'^\{"time":([0-9.]+)')
-TAIL_RE = re.compile(r'"onset":(null|[0-9.]+),"tempo":(null|\{[^}]*\}),"beat":(null|\{[^}]*\})\}$')
+TAIL_RE = re.compile(r'"onset":(null|[0-9.]+),"onset_time":(null|[0-9.]+),"tempo":(null|\{[^}]*\}),"beat":(null|\{[^}]*\})\}$')
 
 
 def run_spectrum(binary, path):
@@ -385,12 +386,12 @@ def run_spectrum(binary, path):
     for line in out.splitlines():
         t = float(TIME_RE.match(line).group(1))
         m = TAIL_RE.search(line)
-        onset, tmp, beat = m.groups()
+        onset, onset_time, tmp, beat = m.groups()
         tempo.append((t, None if tmp == "null" else json.loads(tmp)["bpm"] or None))
         if beat != "null":
             beats.append(json.loads(beat)["time"])
         if onset != "null":
-            onsets.append(t - HOP / SR / 2)  # detected in the hop that contains it: mid-hop
+            onsets.append(float(onset_time))  # the attack located in the samples
     return {"tempo": tempo, "beats": beats, "onsets": onsets, "global_bpm": None}
 
 
@@ -484,13 +485,20 @@ def librosa_version():
 def f_measure(reference, estimate, tolerance):
     """Precision/recall/F with one-to-one matching within ±tolerance (greedy on sorted lists,
     which is optimal when events are further apart than twice the tolerance)."""
+    p, r, f, _ = f_measure_deviations(reference, estimate, tolerance)
+    return p, r, f
+
+
+def f_measure_deviations(reference, estimate, tolerance):
+    """`f_measure`, and the matched pairs' deviations (estimate − reference, s)."""
     reference, estimate = sorted(reference), sorted(estimate)
     if not reference and not estimate:
-        return 1.0, 1.0, 1.0
+        return 1.0, 1.0, 1.0, []
     if not reference or not estimate:
-        return 0.0, 0.0, 0.0
+        return 0.0, 0.0, 0.0, []
     used = [False] * len(estimate)
     matched = 0
+    deviations = []
     j0 = 0
     for r in reference:
         while j0 < len(estimate) and estimate[j0] < r - tolerance:
@@ -504,8 +512,9 @@ def f_measure(reference, estimate, tolerance):
         if best is not None:
             used[best] = True
             matched += 1
+            deviations.append(estimate[best] - r)
     p, r = matched / len(estimate), matched / len(reference)
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0), deviations
 
 
 def lock_time(tempo, start, end, truth):
@@ -571,7 +580,7 @@ def score(label, result):
     s["beat_offset"] = f"{np.median(offsets):+.2f} beat" if offsets else "no beats"
     # onsets: scored where drums play (the intro's pads/bass have no drum labels)
     o0 = label["drums_start"] - ONSET_TOLERANCE
-    s["onset_p"], s["onset_r"], s["onset_f"] = f_measure(
+    s["onset_p"], s["onset_r"], s["onset_f"], s["onset_deviations"] = f_measure_deviations(
         label["onsets"], [o for o in result["onsets"] if o >= o0], ONSET_TOLERANCE)
     # what it reported, for the findings
     s["readings"] = [(round(t, 2), b) for t, b in result["tempo"][::60]]
@@ -621,6 +630,9 @@ def summary(labels, scores, select=lambda lab: True):
         "onset_f": float(np.mean([scores[i]["onset_f"] for i in idx])),
         "onset_p": float(np.mean([scores[i]["onset_p"] for i in idx])),
         "onset_r": float(np.mean([scores[i]["onset_r"] for i in idx])),
+        # every matched onset of the selection pooled: median |deviation| and median deviation, ms
+        "onset_abs_ms": 1000 * median([abs(d) for i in idx for d in scores[i]["onset_deviations"]]),
+        "onset_signed_ms": 1000 * median([d for i in idx for d in scores[i]["onset_deviations"]]),
     }
 
 
@@ -643,8 +655,7 @@ def report(labels, tools, command, elapsed, quick, librosa_note, holdout=False):
     lines.append(f"- Command: `{command}`" + (" (quick subset)" if quick else ""))
     lines.append("- Spectrum: `spectrum analyze FILE` (release build, default preset: 60–180 BPM, preferred 80–180, "
                  "hop 800 at 48 kHz). Tempo = the per-frame `tempo.bpm` (null = no tempo); beats = `beat.time`; "
-                 "onsets = frames with a non-null `onset`, placed mid-hop (frame time − 8.3 ms), since the JSON "
-                 "does not carry the onset's exact time.")
+                 "onsets = `onset_time` of the frames with a non-null `onset` (the attack located in the samples).")
     lines.append(f"- aubio: `aubio beat -i FILE`, `aubio tempo -i FILE`, `aubio onset -i FILE`, default "
                  f"settings (aubio-tools {aubio_version()}). `aubio tempo` prints one number per file "
                  "(the mean of 60/inter-beat interval of its beats), no running output; its tempo over time "
@@ -749,6 +760,8 @@ def report(labels, tools, command, elapsed, quick, librosa_note, holdout=False):
         ("tracks with beat F ≥ 0.85", "", lambda s, c: f"{s['beat_ok']:.0f} %", ""),
         ("onset F-measure (±50 ms), mean (P / R)", "≥ 0.95",
          lambda s, c: f"{s['onset_f']:.3f} ({s['onset_p']:.2f} / {s['onset_r']:.2f})", ok(S["onset_f"] >= 0.95)),
+        ("onset timing: median \\|deviation\\| of the matched onsets (median signed; + = late)", "≤ 5 ms",
+         lambda s, c: f"{s['onset_abs_ms']:.1f} ms ({s['onset_signed_ms']:+.1f} ms)", ok(S["onset_abs_ms"] <= TARGET_ONSET_DEVIATION_MS)),
     ]
     for label, target, fn, verdict in rows:
         lines.append(f"| {label} | {target} | " + " | ".join(fn(sums[n], changes[n]) for n in names) + f" | {verdict} |")

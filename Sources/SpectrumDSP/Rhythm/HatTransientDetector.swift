@@ -12,7 +12,7 @@ import Glibc
 /// hip-hop's 16ths: docs/accuracy.md, Tempo). Comparing with the loudest recent block, not the
 /// previous one, keeps a decaying cymbal from counting as new hits. The onset's time is the
 /// first of the block's four sub-blocks (~1 ms) whose energy rises clearly (by half the block's
-/// log rise) above the loudest recent block's level.
+/// log rise, `AttackLocator.attackRiseFraction`) above the loudest recent block's level.
 ///
 /// The samples are observed one by one as they arrive (`observe`, in the analyser's sample
 /// intake), so a JACK cycle pays only for its own samples; the analysis point takes the
@@ -31,6 +31,8 @@ struct HatTransientDetector {
     private var subBlockEnergies = InlineArray<4, Float>(repeating: 0)
     private let energyFloor: Float
     private let deviations: Float
+    /// `AttackLocator.attackRiseFraction`: the one attack rule.
+    private let attackRiseFraction = AttackLocator.attackRiseFraction
     private var statistics: RunningStatistics
     /// The sub-block being filled: its energy so far, its samples, its index in the block.
     private var subBlockEnergy: Float = 0
@@ -128,11 +130,12 @@ struct HatTransientDetector {
     }
 
     /// The first sub-block of the newest block whose energy exceeds the loudest recent block's
-    /// level per sub-block by half the block's log rise (the last one if none does).
+    /// level per sub-block by `AttackLocator.attackRiseFraction` of the block's log rise (the
+    /// last one if none does): the attack rule of every reported onset.
     @_noLocks
     private func onsetSubBlock(rise: Float) -> Int {
         let recentLogEnergy = max(context[0], max(context[1], context[2]))
-        let level = 0.25 * Float(realtimeExp(Double(recentLogEnergy + 0.5 * rise)))
+        let level = 0.25 * Float(realtimeExp(Double(recentLogEnergy + attackRiseFraction * rise)))
         for index in 0..<4 where subBlockEnergies[index] + 0.25 * energyFloor > level { return index }
         return 3
     }

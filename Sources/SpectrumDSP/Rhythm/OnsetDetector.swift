@@ -2,8 +2,8 @@ import Glibc
 import SpectrumCore
 
 /// Onsets from the main power spectrum: weighted log-magnitude spectral flux (half-wave
-/// rectified), an adaptive threshold (running mean + k·σ), a minimum gap, and the onset's exact
-/// time found in the samples.
+/// rectified), an adaptive threshold (running mean + k·σ), a minimum gap, and the onset's attack
+/// located in the samples (`AttackLocator`).
 ///
 /// The onset signal of hop n is
 /// `flux[n] = Σ_k w_k · max(0, L_n[k] − L_{n−1}[k]) / Σ_k w_k`, with `L = ln(1 + γ·power)`
@@ -32,8 +32,8 @@ struct OnsetDetector: ~Copyable {
     private let cornerBin: Int
     private let weights: RealtimeBuffer
     private let weightSum: Float
-    /// The samples searched for the exact time (context blocks first), copied contiguously.
-    private let searchSamples: RealtimeBuffer
+    /// Finds the onset's attack in the samples (the newest hop and a half).
+    private let attackLocator: AttackLocator
     /// Bins of the hat band (above `highestFrequencyHz`), used for onset events only.
     private let hatFirstBin: Int
     private let hatLastBin: Int
@@ -43,12 +43,8 @@ struct OnsetDetector: ~Copyable {
     private let hopFrames: Int
     private let eventDeviations: Float
     private let minimumGapFrames: Double
-    /// Samples searched for the exact onset time: the newest hop and a half.
-    private let searchFrames: Int
-    /// Energy blocks (~1 ms) used to find the sharpest rise.
-    private let blockFrames: Int
     /// How many samples of history the detector reads (the history must hold them).
-    var historyFrames: Int { searchSamples.count }
+    var historyFrames: Int { attackLocator.historyFrames }
 
     /// Running statistics of the flux and of the hat band's flux.
     private var fluxStatistics: RunningStatistics
@@ -80,8 +76,6 @@ struct OnsetDetector: ~Copyable {
     /// The onset signal must also exceed this (mean positive log change per bin, nats): a floor
     /// under the adaptive threshold so that digital silence and near-silence give no onsets.
     static var absoluteFloor: Float { 0.02 }
-    static var blockMilliseconds: Double { 1.0 }
-    static var contextBlocks: Int { 4 }
 
     init(configuration: RhythmConfiguration, sampleRateHz: Double, hopFrames: Int, binCount: Int, binSpacingHz: Double) {
         firstBin = max(1, Int((Self.lowestFrequencyHz / binSpacingHz).rounded(.up)))
@@ -109,9 +103,7 @@ struct OnsetDetector: ~Copyable {
         fluxStatistics = RunningStatistics(intervalSeconds: Double(hopFrames) / sampleRateHz, timeConstantSeconds: configuration.onsetStatisticsSeconds)
         hatStatistics = fluxStatistics
         minimumGapFrames = configuration.onsetMinimumGapMilliseconds / 1000 * sampleRateHz
-        blockFrames = max(1, Int((Self.blockMilliseconds / 1000 * sampleRateHz).rounded()))
-        searchFrames = (hopFrames + hopFrames / 2 + blockFrames - 1) / blockFrames * blockFrames
-        searchSamples = RealtimeBuffer(count: searchFrames + Self.contextBlocks * blockFrames, repeating: 0)
+        attackLocator = AttackLocator(sampleRateHz: sampleRateHz, searchFrames: hopFrames + hopFrames / 2)
     }
 
     /// Onset signal of the newest hop and, if the hop holds an onset, its strength and exact
@@ -175,7 +167,7 @@ struct OnsetDetector: ~Copyable {
         let fluxEventStrength = Self.strength(flux, above: eventThreshold)
         let gridStrength = Self.strength(flux, above: gridThreshold)
         if fluxEventStrength > 0 || gridStrength > 0 || hatStrength > 0 {
-            result.timeFrames = exactTime(history: history, hopEndFrame: hopEndFrame)
+            result.timeFrames = attackLocator.locate(history: history, hopEndFrame: hopEndFrame)
         }
         // The reported onset: the flux's (at the exact time) or the transient's, the stronger.
         let event = fluxEventStrength >= transient.strength
@@ -201,50 +193,6 @@ struct OnsetDetector: ~Copyable {
     @inline(__always) @_noLocks
     private static func strength(_ value: Float, above threshold: Float) -> Float {
         value > threshold ? clampUnit(1 - threshold / value) : 0
-    }
-
-    /// The stream frame of the sharpest energy rise in the newest hop and a half: ~1 ms blocks,
-    /// the block whose energy exceeds the largest of the previous four by the most, then the
-    /// loudest sample in that block.
-    @_noLocks
-    private func exactTime(history: borrowing SampleHistory, hopEndFrame: Int64) -> Double {
-        // 1) The region, oldest first, in one contiguous run.
-        let total = searchSamples.count
-        let runs = history.latestRuns(total)
-        for index in 0..<runs.firstCount { searchSamples[index] = runs.first[index] }
-        for index in 0..<runs.secondCount { searchSamples[runs.firstCount + index] = runs.second[index] }
-        // 2) Block energies; the rise of each block over the loudest of the four before it.
-        let blockCount = total / blockFrames
-        var context = InlineArray<4, Float>(repeating: 0)
-        var bestRise: Float = -1
-        var bestBlock = Self.contextBlocks
-        for block in 0..<blockCount {
-            let start = UnsafePointer(searchSamples.base + block * blockFrames)
-            let energy = realtimeDotProduct(start, start, count: blockFrames)
-            if block >= Self.contextBlocks {
-                let rise = energy - max(max(context[0], context[1]), max(context[2], context[3]))
-                if rise > bestRise {
-                    bestRise = rise
-                    bestBlock = block
-                }
-            }
-            context[0] = context[1]
-            context[1] = context[2]
-            context[2] = context[3]
-            context[3] = energy
-        }
-        // 3) The loudest sample of that block.
-        var loudestIndex = bestBlock * blockFrames
-        var loudest: Float = -1
-        for index in (bestBlock * blockFrames)..<((bestBlock + 1) * blockFrames) {
-            let magnitude = abs(searchSamples[index])
-            if magnitude > loudest {
-                loudest = magnitude
-                loudestIndex = index
-            }
-        }
-        // Element `index` of the region is `total − 1 − index` samples old.
-        return Double(hopEndFrame - Int64(total - loudestIndex))
     }
 
     @_noLocks
