@@ -9,6 +9,8 @@ import SpectrumTestSupport
 /// polled every 20 ms, since JACK skips cycles on a loaded machine and the click skips with
 /// them). The first 10 s (lock, the peer joining) are left out.
 enum LinkTiming {
+    /// Where the first click of the looped click train falls, from the loop's start.
+    static let firstClickSeconds = 0.137
     struct LinkError: Error, CustomStringConvertible { let description: String }
 
     static func table(spectrum: String, seconds: Double) throws -> String {
@@ -17,7 +19,7 @@ enum LinkTiming {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
         let click = try ToneClient(serverName: server.name, clientName: "click", amplitude: 1,
-                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2).samples)
+                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2, offsetSeconds: firstClickSeconds).samples)
         defer { click.stop() }
         _ = try LinkPythonPeer.python()
         let process = Process()
@@ -46,7 +48,7 @@ enum LinkTiming {
         guard samples.count > 20 else { throw LinkError(description: "only \(samples.count) reports from the Link peer") }
         let errors = samples.map { sample -> Double in
             let jackTime = sample.hostMicroseconds - offset
-            let origin = (loopStarts.last { $0.jackNow <= jackTime }?.loopStart ?? loopStarts[0].loopStart) + 0.137 * 1_000_000
+            let origin = (loopStarts.last { $0.jackNow <= jackTime }?.loopStart ?? loopStarts[0].loopStart) + firstClickSeconds * 1_000_000
             let clickBeats = (jackTime - origin) / 500_000
             var difference = (sample.beat - sample.beat.rounded(.down)) - (clickBeats - clickBeats.rounded(.down))
             difference -= difference.rounded()

@@ -8,6 +8,8 @@ import Testing
 /// private jackd.
 @Suite(.serialized, .enabled(if: PrivateNetwork.unavailableReason == nil, "needs root, unshare, nsenter and ip for a private network namespace"))
 struct LinkCommandTests {
+    /// Where the first click of the looped click train falls, from the loop's start.
+    static let firstClickSeconds = 0.137
     struct Rig {
         let network: PrivateNetwork
         let server: PrivateJackServer
@@ -16,7 +18,7 @@ struct LinkCommandTests {
             network = try PrivateNetwork()
             server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
             click = try ToneClient(serverName: server.name, clientName: "click", amplitude: 1,
-                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2).samples)
+                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2, offsetSeconds: LinkCommandTests.firstClickSeconds).samples)
         }
         func spectrum(_ extra: [String], seconds: Int) throws -> RunningSpectrum {
             try RunningSpectrum(["run", "--server", server.name, "--connect", click.outputPortName, "--quiet", "--duration", String(seconds)] + extra,
@@ -49,7 +51,7 @@ struct LinkCommandTests {
         try peer.checkRunning()
         let offset = LinkPythonPeer.linkMinusJackMicroseconds()
         func clickOrigin(atJack time: Double) -> Double {
-            (loopStarts.last { $0.jackNow <= time }?.loopStart ?? loopStarts[0].loopStart) + 0.137 * 1_000_000
+            (loopStarts.last { $0.jackNow <= time }?.loopStart ?? loopStarts[0].loopStart) + LinkCommandTests.firstClickSeconds * 1_000_000
         }
         let samples = peer.samples
         let joined = samples.drop { $0.peers < 1 }
