@@ -5,14 +5,16 @@ import SpectrumCore
 /// Fundamental frequency by normalised autocorrelation (seed 000's tuner; the correlation
 /// itself is `NormalisedAutocorrelation`).
 ///
-/// Each hop: gates (silence, the input's noise floor, a fast decay), the first key maximum of the correlation of the
-/// long window (2.2 periods of the lowest note), the octave hold and the mutation check, the
-/// period by parabolic interpolation, and above 150 Hz a refinement on the fundamental's phase
-/// advance (a piano's stretched partials pull the autocorrelation sharp). A short window
-/// (2.2 periods of 150 Hz, the newest 14.7 ms) answers when the long window finds no pitch — at
-/// a note's start, where it still holds what came before — overrules a lower long-window
-/// reading from 300 Hz up or a legato mixture's common period below, and tells the tracker
-/// how closely it agrees with the long window (alike, a note is shown at once).
+/// Each hop: gates (silence, the input's noise floor, a fast decay), the first key maximum of
+/// the correlation of the long window (2.2 periods of the lowest note) and the reading of a
+/// short window (2.2 periods of 150 Hz, the newest 14.7 ms), one scored octave decision among
+/// the first key maximum, its octave below (or the held note there), its octave above (a note
+/// plus a mutation) and the short window's reading (`OctaveDecision`), the period by parabolic
+/// interpolation, and above 150 Hz a refinement on the fundamental's phase advance (a piano's
+/// stretched partials pull the autocorrelation sharp). The short window answers when the long
+/// window finds no pitch (at a note's start, where it still holds what came before), wins
+/// where the long window's readings are stale or a legato mixture, and tells the tracker how
+/// closely it agrees with the long window (alike, a note is shown at once).
 ///
 /// `init` allocates and plans; `detect` is real-time safe.
 struct PitchDetector: ~Copyable {
@@ -67,10 +69,12 @@ struct PitchDetector: ~Copyable {
     private var heldPeriodFrames: Float = 0
     /// Consecutive voiced hops whose period stayed within a semitone of the one before.
     private var heldHops = 0
-    /// This hop's `fundamentalPowerRatio` and the period it was measured for (0 = none yet):
-    /// the octave hold and the mutation check may ask for the same period.
-    private var measuredRatioPeriod = 0
-    private var measuredRatio: Float = 0
+    /// The weights of the octave decision.
+    private let octave: OctaveDecision.Parameters
+    /// This hop's `fundamentalPowerRatio`s and the periods they were measured for (0 = none
+    /// yet): the octave decision asks for at most two periods, maybe more than once.
+    private var measuredRatioPeriods = (0, 0)
+    private var measuredRatios: (Float, Float) = (0, 0)
     private var hopsSinceVoiced = 0
 
     /// The noise floor before any window was quieter: the gate starts at the fixed −60 dBFS
@@ -88,56 +92,12 @@ struct PitchDetector: ~Copyable {
     /// r the short window's estimate must reach: with fewer periods in it, noise and a note's
     /// transient correlate more by chance than in the long window.
     static let shortWindowConfidence: Float = 0.8
-    /// Lowest short-window pitch that overrules a lower long-window reading: twice the short
-    /// window's lowest note, so its lags reach the octave below (a window repeating there would
-    /// have read it).
-    static let shortWindowOverruleHz = Float(2 * shortWindowLowestHz)
-    /// r of the long window at the short window's period below which the two windows hold
-    /// different sounds (a legato note change).
-    static let legatoMixtureCorrelation: Float = 0.5
-    /// A period common to two notes of a melody within this share (1.5 %; equal temperament's
-    /// fifth and fourth are 0.1 % off the 3/2 and 4/3 that repeat).
-    static let legatoMultipleTolerance: Float = 0.015
-    /// r at twice the first key maximum's lag, as a multiple of r there, from which the lower
-    /// octave is considered (`lowerOctave`).
-    static let lowerOctaveCorrelationRatio: Float = 1.05
-    /// The lower octave's partial must have at least this share of the power at twice its
-    /// frequency (−20 dB): a note's own fundamental, not leakage or noise (a missing-
-    /// fundamental tone has none there and keeps its pitch).
-    static let lowerOctavePowerRatio: Float = 0.01
-    /// A semitone: the long window reads lower than the short window by more than this.
-    static let semitoneRatio: Float = 1.0595
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
-    /// r at half the held period must reach this share of r at the held period to take over:
-    /// a decaying low guitar string drifts from 0.88 to 0.92 of it as its fundamental and odd
-    /// harmonics fade (the key-maximum rule alone flips it an octave up at 0.9).
-    static let octaveHoldRatio: Float = 0.95
     /// Window-energy rise over ~50 ms (+1.5 dB) that ends the hold: a new note's attack, so a
     /// melody's leap up an octave is not held down.
     static let octaveHoldReleaseRatio: Float = 1.4
-    /// Hops (~150 ms) a pitch must have lasted to be held for as long as its fundamental sounds
-    /// (`heldFundamentalPowerRatio`), however periodic the half period: longer than the
-    /// octave-below growl at a saxophone's attack (50–150 ms), which must not be held.
-    static let establishedNoteSeconds = 0.15
-    /// An established note's fundamental still sounds while its power is at least this share
-    /// of the power at twice it (−30 dB). Measured in the FluidR3 corpus: steel guitar G2 at
-    /// −24 dB, the organ's A2 at −14 to −22 dB when their half period takes over.
-    static let heldFundamentalPowerRatio: Float = 1e-3
-    /// An established note has ended when its fundamental's power fell below this share of
-    /// its power ~50 ms before (−12 dB; a string decays by ~1 dB in that time, a released
-    /// note by 20). The three bins of the rectangular-window spectrum swing by several dB from
-    /// hop to hop when a strong partial lies near (−6 dB ended a held note at some hop phases).
-    static let heldFundamentalFadeRatio: Float = 0.063
-    /// r at half the chosen period, as a share of r at the period, from which the chosen
-    /// period's fundamental is looked for (step 5). Below it the odd partials of the chosen
-    /// pitch carry over a third of the energy: a missing-fundamental tone, not a mutation.
-    static let absentFundamentalHalfRatio: Float = 0.5
-    /// Power at the chosen pitch under this share of the power at twice it (−45 dB) counts as
-    /// no fundamental. Measured in the FluidR3 corpus: the octave-down readings of the church
-    /// organ's quint have −69 dB (median, p90 −54); real notes below 400 Hz never under −42.
-    static let absentFundamentalPowerRatio: Float = 3.2e-5
     /// Lowest pitch refined on its fundamental: below it the fundamental's spectral peak is too
     /// close to its neighbours for a clean phase in a 58 ms window.
     static let refinementMinimumHz: Float = 150
@@ -150,8 +110,10 @@ struct PitchDetector: ~Copyable {
     /// autocorrelation.
     static let correctionCount = 4
 
-    init(configuration: PitchConfiguration, sampleRateHz: Double, hopSeconds: Double) {
+    init(configuration: PitchConfiguration, sampleRateHz: Double, hopSeconds: Double,
+         octave: OctaveDecision.Parameters = OctaveDecision.Parameters()) {
         self.sampleRateHz = Float(sampleRateHz)
+        self.octave = octave
         confidenceThreshold = Float(configuration.confidenceThreshold)
         silenceGateMeanSquare = Float(pow(10, configuration.silenceGateDecibels / 10))
         gateAboveNoiseFloorRatio = Float(pow(10, configuration.gateAboveNoiseFloorDecibels / 10))
@@ -163,7 +125,7 @@ struct PitchDetector: ~Copyable {
         short = NormalisedAutocorrelation(minimumLag: minimumLag,
                                           maximumLag: max(minimumLag + 2, Int((sampleRateHz / Self.shortWindowLowestHz).rounded(.up))))
         decayLookbackHops = min(8, max(1, Int((0.05 / hopSeconds).rounded())))
-        establishedHops = max(1, Int((Self.establishedNoteSeconds / hopSeconds).rounded()))
+        establishedHops = max(1, Int((octave.establishedNoteSeconds / hopSeconds).rounded()))
         recentEnergies = RealtimeBuffer(count: decayLookbackHops)
         percussiveEnergyRatio = Float(pow(10, -configuration.percussiveDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
@@ -192,7 +154,7 @@ struct PitchDetector: ~Copyable {
     mutating func detect(history: borrowing SampleHistory) -> RawPitch {
         // 1) The long window with its mean removed (Pearson), and its energy.
         let (mean, energy) = long.load(history)
-        measuredRatioPeriod = 0
+        measuredRatioPeriods = (0, 0)
         let earlierEnergy = recentEnergies[recentEnergyIndex]
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
         // The octave hold ends after ~50 ms without an estimate, or at a new note's attack.
@@ -211,44 +173,138 @@ struct PitchDetector: ~Copyable {
         let bins = long.fftSize / 2 + 1, kept = pastSpectra + pastSpectrumIndex * bins
         let highest = long.correlate(energy: energy, spectrumCopy: kept)
 
-        // 3) The first key maximum: confident, and near the highest. Octave hold: when the
-        //    last period was twice this one, it stays unless this lag is clearly as periodic,
-        //    or, for an established note, for as long as its fundamental sounds (a low string
-        //    whose fundamental and odd harmonics die away first keeps its pitch).
+        // 3) The first key maximum (confident, and near the highest) and the short window's
+        //    reading, then the one octave decision among the candidate periods: the first key
+        //    maximum, its octave below (or the held period there), its octave above (a note
+        //    plus a mutation) and the short window's reading (`OctaveDecision`).
         let energyRatio = decaying ? energy / earlierEnergy : 1
-        guard highest >= confidenceThreshold * confidenceThreshold,
-              let lag = long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) else {
-            guard let estimate = shortWindowPitch(history: history) else { return unvoiced() }
-            return shortWindowEstimate(estimate, energyRatio: energyRatio)
+        let lag = highest >= confidenceThreshold * confidenceThreshold
+            ? long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) : nil
+        let shortEstimate = shortWindowPitch(history: history)
+        guard let winner = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean) else {
+            return unvoiced()
         }
-        let chosen = heldOctave(of: lag, history: history, mean: mean) ?? lowerOctave(of: lag, history: history, mean: mean) ?? lag
-        let (offset, top) = long.interpolatedPeak(at: chosen)
-        // 4) Mutation check: a period whose own fundamental is absent, with little energy at
-        //    its odd partials, is the octave below of a note plus a mutation (an organ's quint
-        //    repeats at half the note's frequency): the note is at half the period, measured
-        //    as half of this one (the wave repeats exactly here, not at the half).
-        let notesPerPeriod: Float = isMutationOctave(period: chosen, history: history, mean: mean) ? 2 : 1
-        let periodFrames = (Float(chosen) + offset) / notesPerPeriod
+        if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate { return shortWindowEstimate(shortEstimate, energyRatio: energyRatio) }
+        let top = long.interpolatedPeak(at: winner.lag).height
+        let periodFrames = winner.periodFrames
         let frequencyHz = sampleRateHz / periodFrames
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio) else { return unvoiced() }
-        // 5) The short window, the newest 14.7 ms: a confident reading high enough that its lags
-        //    hold its octave below overrules a lower long-window reading (the long window still
-        //    repeats at an earlier note's period, or at a period common to it and this one);
-        //    lower, it overrules a long-window period that is a multiple of its own where the
-        //    long window does not repeat at its period (a legato mixture). Otherwise the two
-        //    windows' difference in cents goes to the tracker: a close one says the note has
-        //    settled over the whole long window.
+        // 4) The two windows' difference in cents goes to the tracker: a close one says the
+        //    note has settled over the whole long window.
         var windowDifferenceCents = Float.infinity
-        if let estimate = shortWindowPitch(history: history) {
-            if estimate.frequencyHz >= Self.shortWindowOverruleHz && estimate.frequencyHz > frequencyHz * Self.semitoneRatio
-                || isLegatoMixture(period: periodFrames, shortWindowPeriod: sampleRateHz / estimate.frequencyHz) {
-                return shortWindowEstimate(estimate, energyRatio: energyRatio)
-            }
-            windowDifferenceCents = abs(1200 * _unsafePerformance { log2f(estimate.frequencyHz / frequencyHz) })
+        if let shortEstimate {
+            windowDifferenceCents = abs(1200 * _unsafePerformance { log2f(shortEstimate.frequencyHz / frequencyHz) })
         }
         hold(periodFrames)
-        // 6) The refinement on the fundamental's phase advance.
+        // 5) The refinement on the fundamental's phase advance.
         return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1), windowDifferenceCents: windowDifferenceCents)
+    }
+
+    /// The octave decision (`OctaveDecision`): the candidates' scores from the correlation
+    /// and the short window, then, best first, the spectral evidence of the leader only while
+    /// another candidate could still beat it. nil when there is no candidate at all.
+    @_noLocks
+    private mutating func decideOctave(firstKeyMaximum lag: Int?, shortEstimate: RawPitch?,
+                                       history: borrowing SampleHistory, mean: Float) -> OctaveDecision.Candidate? {
+        var candidates = OctaveDecision.Candidates()
+        var belowIsHeld = false
+        if let lag, let logR = OctaveDecision.logCorrelation(signedSquare: long[lag]) {
+            var first = OctaveDecision.Candidate(kind: OctaveDecision.Kind.firstKeyMaximum)
+            first.exists = true
+            first.lag = lag
+            first.periodFrames = Float(lag) + long.interpolatedPeak(at: lag).offset
+            first.score = logR
+            // The octave above: r at P/2 must reach a share of r at P (else P's odd partials
+            // carry too much: a missing-fundamental tone); then P's fundamental decides.
+            let centre = lag / 2, share = octave.octaveAboveMinimumShare
+            if let half = long.localMaximum(from: max(centre - 2, long.minimumLag), through: centre + 2),
+               long[half] >= long[lag] * share * share, let halfLogR = OctaveDecision.logCorrelation(signedSquare: long[half]) {
+                var above = OctaveDecision.Candidate(kind: OctaveDecision.Kind.octaveAbove)
+                above.exists = true
+                above.lag = lag
+                above.periodFrames = first.periodFrames / 2
+                above.score = halfLogR - octave.octaveAboveCost
+                candidates[OctaveDecision.Kind.octaveAbove] = above
+                first.downside = octave.absentFundamentalCost
+            }
+            candidates[OctaveDecision.Kind.firstKeyMaximum] = first
+            // The octave below: about the held period when that is near 2P, else about 2P.
+            let heldCentre = Int(heldPeriodFrames + 0.5), reach = max(5, heldCentre / 32)
+            var below: Int?
+            if heldCentre > reach + 1, heldCentre + reach + 1 <= long.maximumLag, abs(heldPeriodFrames - Float(2 * lag)) < 0.06 * Float(2 * lag) {
+                below = long.localMaximum(from: heldCentre - reach, through: heldCentre + reach)
+                belowIsHeld = below != nil
+            }
+            if below == nil { below = long.localMaximum(from: 2 * lag - 2, through: 2 * lag + 2) }
+            if let below, let belowLogR = OctaveDecision.logCorrelation(signedSquare: long[below]) {
+                var candidate = OctaveDecision.Candidate(kind: OctaveDecision.Kind.octaveBelow)
+                candidate.exists = true
+                candidate.lag = below
+                candidate.periodFrames = Float(below) + long.interpolatedPeak(at: below).offset
+                candidate.score = belowLogR - octave.octaveBelowCost
+                if !belowIsHeld { candidate.downside = octave.unsupportedOctaveBelowCost }
+                // P without a partial leaves the octave below without its second one.
+                if candidates[OctaveDecision.Kind.octaveAbove].exists { candidate.downside += octave.absentFundamentalCost }
+                if belowIsHeld, heldHops >= establishedHops, long[below] >= confidenceThreshold * confidenceThreshold {
+                    candidate.upside = octave.establishedBonus
+                }
+                candidates[OctaveDecision.Kind.octaveBelow] = candidate
+            }
+        }
+        if let shortEstimate {
+            var candidate = OctaveDecision.Candidate(kind: OctaveDecision.Kind.shortWindow)
+            candidate.exists = true
+            candidate.periodFrames = sampleRateHz / shortEstimate.frequencyHz
+            candidate.score = _unsafePerformance { logf(max(shortEstimate.confidence, 1e-3)) } - octave.shortWindowCost
+            candidates[OctaveDecision.Kind.shortWindow] = candidate
+            // Long-window readings the short window shows to be stale or a legato mixture.
+            for kind in OctaveDecision.Kind.firstKeyMaximum...OctaveDecision.Kind.octaveAbove where candidates[kind].exists {
+                candidates[kind].score -= shortWindowCost(periodFrames: candidates[kind].periodFrames, shortEstimate: shortEstimate)
+            }
+        }
+        // Best first: measure the leader's evidence while another could still beat it.
+        while let leader = candidates.leader() {
+            guard !candidates[leader].resolved, candidates.isContested(leader) else { return candidates[leader] }
+            var candidate = candidates[leader]
+            let ratio = fundamentalPowerRatio(period: candidate.lag, history: history, mean: mean)
+            if leader == OctaveDecision.Kind.firstKeyMaximum {
+                if ratio < octave.absentFundamentalPowerRatio { candidate.score -= octave.absentFundamentalCost }
+            } else if leader == OctaveDecision.Kind.octaveBelow {
+                if !belowIsHeld && ratio < octave.octaveBelowPowerRatio { candidate.score -= octave.unsupportedOctaveBelowCost }
+                if candidates[OctaveDecision.Kind.octaveAbove].exists,
+                   fundamentalPowerRatio(period: lag ?? 0, history: history, mean: mean) < octave.absentFundamentalPowerRatio {
+                    candidate.score -= octave.absentFundamentalCost
+                }
+                if candidate.upside > 0 && ratio >= octave.establishedPowerRatio && !fundamentalFades(period: candidate.lag) {
+                    candidate.score += octave.establishedBonus
+                }
+            }
+            candidate.upside = 0
+            candidate.downside = 0
+            candidates[leader] = candidate
+        }
+        return nil
+    }
+
+    /// Nats a long-window reading at `periodFrames` pays against the short window's confident
+    /// reading: stale (more than a semitone under a reading high enough that the short window
+    /// would have seen its octave below) or a legato mixture (a multiple of the short window's
+    /// period where the long window does not repeat at that period at all).
+    @_noLocks
+    private func shortWindowCost(periodFrames: Float, shortEstimate: RawPitch) -> Float {
+        var cost: Float = 0
+        let frequencyHz = sampleRateHz / periodFrames
+        if shortEstimate.frequencyHz >= octave.staleOverruleHz && shortEstimate.frequencyHz > frequencyHz * octave.staleSemitoneRatio {
+            cost += octave.staleWindowCost
+        }
+        let shortPeriod = sampleRateHz / shortEstimate.frequencyHz
+        let multiple = periodFrames / shortPeriod, nearest = _unsafePerformance { rintf(multiple) }
+        let shortLag = Int(shortPeriod + 0.5), correlation = octave.legatoMixtureCorrelation
+        if nearest >= 2 && abs(multiple / nearest - 1) < octave.legatoMultipleTolerance
+            && shortLag <= long.maximumLag && long[shortLag] < correlation * correlation {
+            cost += octave.legatoMixtureCost
+        }
+        return cost
     }
 
     /// The short window's estimate, taken when the long window has none. `energyRatio` is the
@@ -295,62 +351,6 @@ struct PitchDetector: ~Copyable {
         hopsSinceVoiced = 0
     }
 
-    /// The local maximum near the held period when that is near twice `lag` (within a
-    /// semitone) and r at `lag` is below `octaveHoldRatio` of r there, or the held note is
-    /// established and its fundamental still sounds (a decaying string's or an organ pipe's
-    /// odd partials fade first, and the half period then repeats as well); nil otherwise. The
-    /// search spans ±3 % (at least ±5 lags) about the held period, not about twice `lag`: the
-    /// half period's peak is itself a few lags off (steel G2: 248 for a held 487), and a flat
-    /// peak at the held period wanders by several lags.
-    @_noLocks
-    private mutating func heldOctave(of lag: Int, history: borrowing SampleHistory, mean: Float) -> Int? {
-        let centre = Int(heldPeriodFrames + 0.5), reach = max(5, centre / 32)
-        guard centre > reach + 1, centre + reach + 1 <= long.maximumLag, abs(heldPeriodFrames - Float(2 * lag)) < 0.06 * Float(2 * lag),
-              let best = long.localMaximum(from: centre - reach, through: centre + reach) else { return nil }
-        if long[lag] < long[best] * Self.octaveHoldRatio * Self.octaveHoldRatio { return best }
-        guard long[best] >= confidenceThreshold * confidenceThreshold, establishedNoteSounds(period: best, history: history, mean: mean) else { return nil }
-        return best
-    }
-
-    /// The local maximum near twice `lag` when the wave repeats clearly better there (r 5 %
-    /// higher, `lowerOctaveCorrelationRatio`) and the window holds a partial at its
-    /// frequency (within 20 dB of the power at twice it, `lowerOctavePowerRatio`): `lag` is
-    /// then the period of the note's second partial, not of the note (the key-maximum rule
-    /// takes a lag within 10 % of the highest). An organ's attack, where its upper ranks speak
-    /// first, and a choir's ensemble, whose fundamental beats, read an octave up without it.
-    /// nil otherwise.
-    @_noLocks
-    private mutating func lowerOctave(of lag: Int, history: borrowing SampleHistory, mean: Float) -> Int? {
-        let ratio = Self.lowerOctaveCorrelationRatio
-        guard let double = long.localMaximum(from: 2 * lag - 2, through: 2 * lag + 2),
-              long[double] > long[lag] * ratio * ratio,
-              fundamentalPowerRatio(period: double, history: history, mean: mean) >= Self.lowerOctavePowerRatio else { return nil }
-        return double
-    }
-
-    /// Whether the long window's `period` is a multiple (2 or more) of the short window's
-    /// confident `shortWindowPeriod` while the long window does not repeat at that period at
-    /// all (r < `legatoMixtureCorrelation`): it holds the end of one note and the start of the
-    /// next, and repeats at a period common to both, a note nobody played (G3 → D4 legato
-    /// repeats at G2). A note whose short window reads an octave up repeats there in the long
-    /// window too.
-    @_noLocks
-    private func isLegatoMixture(period: Float, shortWindowPeriod: Float) -> Bool {
-        let multiple = period / shortWindowPeriod, nearest = _unsafePerformance { rintf(multiple) }
-        let shortLag = Int(shortWindowPeriod + 0.5)
-        return nearest >= 2 && abs(multiple / nearest - 1) < Self.legatoMultipleTolerance
-            && shortLag <= long.maximumLag && long[shortLag] < Self.legatoMixtureCorrelation * Self.legatoMixtureCorrelation
-    }
-
-    /// Whether the held note, at `period`, has lasted `establishedHops` and still has its
-    /// fundamental: within `heldFundamentalPowerRatio` of the power at twice it, and not
-    /// fading (`fundamentalFades`).
-    @_noLocks
-    private mutating func establishedNoteSounds(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
-        heldHops >= establishedHops && !fundamentalFades(period: period)
-            && fundamentalPowerRatio(period: period, history: history, mean: mean) >= Self.heldFundamentalPowerRatio
-    }
-
     /// Whether the power at the frequency of `period` fell by `heldFundamentalFadeRatio` or more
     /// over the last `phaseSpanHops` hops (the long window's stored spectra, the bin nearest
     /// it and its neighbours): the held note has ended (a bass's B1 → B2 legato, where the new
@@ -368,19 +368,7 @@ struct PitchDetector: ~Copyable {
             powerNow += power(now[bin])
             powerThen += power(then[bin])
         }
-        return powerNow < powerThen * Self.heldFundamentalFadeRatio
-    }
-
-    /// Whether `period` is the octave below of a note plus a mutation: r has a maximum near
-    /// half `period` that reaches `absentFundamentalHalfRatio` of r at `period`, and the window
-    /// (its `mean` removed) holds no partial at the frequency of `period` (power under
-    /// `absentFundamentalPowerRatio` of that at twice the frequency).
-    @_noLocks
-    private mutating func isMutationOctave(period: Int, history: borrowing SampleHistory, mean: Float) -> Bool {
-        let centre = period / 2, ratio = Self.absentFundamentalHalfRatio
-        guard let half = long.localMaximum(from: max(centre - 2, long.minimumLag), through: centre + 2),
-              long[half] >= long[period] * ratio * ratio else { return false }
-        return fundamentalPowerRatio(period: period, history: history, mean: mean) < Self.absentFundamentalPowerRatio
+        return powerNow < powerThen * octave.establishedFadeRatio
     }
 
     /// The window's power at the frequency of `period` over its power at twice that
@@ -389,11 +377,13 @@ struct PitchDetector: ~Copyable {
     /// and once per hop and period.
     @_noLocks
     private mutating func fundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
-        if measuredRatioPeriod != period {
-            measuredRatio = measureFundamentalPowerRatio(period: period, history: history, mean: mean)
-            measuredRatioPeriod = period
-        }
-        return measuredRatio
+        if measuredRatioPeriods.0 == period { return measuredRatios.0 }
+        if measuredRatioPeriods.1 == period { return measuredRatios.1 }
+        let ratio = measureFundamentalPowerRatio(period: period, history: history, mean: mean)
+        // The newer measurement replaces the older.
+        measuredRatioPeriods = (period, measuredRatioPeriods.0)
+        measuredRatios = (ratio, measuredRatios.0)
+        return ratio
     }
 
     /// `fundamentalPowerRatio`, measured.
