@@ -345,6 +345,33 @@ import SpectrumCore
         }
     }
 
+    /// The same note plus a quint mutation in pink noise at 10 dB SNR: the noise alone fills
+    /// the note's missing half-pitch to well over −45 dB of the note's power, so the mutation
+    /// check read an octave low on every frame (FluidR3's church organ from C5 up in the
+    /// corpus's pink-noise copies). The half-pitch counts as absent where it does not stand out
+    /// of the spectrum between its would-be partials: 40–50 of 50 frames read the note, up to
+    /// 10 an octave low (one bin's noise power scatters, so some hops still see a partial).
+    @Test(arguments: sampleRates)
+    func aQuintMutationInPinkNoiseDoesNotReadAnOctaveLow(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let amplitudes = [0, 0.3, 0.12, 0.15, 0, 0.1, 0, 0.075, 0.04]
+        let hopFrames = Int((sampleRateHz / 60).rounded())
+        for note in [72, 79, 84, 91] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz / 2, harmonicAmplitudes: amplitudes, sampleRateHz: sampleRateHz, seconds: 1)
+            let noise = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: 1)
+            func rms(_ signal: [Float]) -> Float { (signal.reduce(0) { $0 + $1 * $1 } / Float(signal.count)).squareRoot() }
+            let noiseScale = rms(tone) / rms(noise) * powf(10, -10 / 20)
+            analyzer.reset()
+            let frames = OfflineDriver.frames(&analyzer, signal: zip(tone, noise).map { $0 + noiseScale * $1 }, blockSizes: [hopFrames])
+            let scored = frames[10...]
+            let octaveLow = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note - 12)) < 0.5 }.count
+            let within = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
+            #expect(octaveLow * 4 <= scored.count, "MIDI \(note) at \(sampleRateHz) Hz: \(octaveLow) of \(scored.count) frames an octave low")
+            #expect(within * 3 >= scored.count * 2, "MIDI \(note) at \(sampleRateHz) Hz: \(within) of \(scored.count) frames read the note")
+        }
+    }
+
     /// A note whose fundamental and third partial sit 16 and 12 dB under its even partials (an
     /// organ's attack, where the upper ranks speak first; a choir whose fundamental beats)
     /// repeats at half its period within 10 % of r at its period (0.92 against 1.0): the

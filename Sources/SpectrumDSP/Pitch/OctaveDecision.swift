@@ -55,6 +55,14 @@ struct OctaveDecision {
         /// −45 dB: the organ's octave-down readings measure −69 dB (median; p90 −54) in the
         /// FluidR3 corpus, real notes below 400 Hz never under −42 dB.
         var absentFundamentalPowerRatio: Float = 3.2e-5
+        /// P's fundamental must stand this far (10 dB) above the median power at 0.75, 1.25 and
+        /// 1.75 times its frequency (no partial there: noise and leakage) to count as present
+        /// (`PitchDetector.fundamentalPowerRatio`).
+        var partialOverReferenceRatio: Float = 10
+        /// Frequency resolutions (sample rate / window frames) a quarter of the frequency must
+        /// span for that comparison: below, the partial's own main lobe (2 resolutions wide each side with
+        /// the Hann window) reaches the reference.
+        var partialReferenceMinimumBins: Float = 3
         /// r at P/2 under this share of r at P: the pitch's odd partials carry over a third of
         /// the energy (a missing-fundamental tone), so P/2 is no candidate and P's fundamental
         /// is not measured.

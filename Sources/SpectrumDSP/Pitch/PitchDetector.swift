@@ -266,9 +266,10 @@ struct PitchDetector: ~Copyable {
         while let leader = candidates.leader() {
             guard !candidates[leader].resolved, candidates.isContested(leader) else { return candidates[leader] }
             var candidate = candidates[leader]
-            let ratio = fundamentalPowerRatio(period: candidate.lag, history: history, mean: mean)
+            // Negative: no partial standing out of the noise there (absent, whatever the ratio).
+            let measured = fundamentalPowerRatio(period: candidate.lag, history: history, mean: mean), ratio = abs(measured)
             if leader == OctaveDecision.Kind.firstKeyMaximum {
-                if ratio < octave.absentFundamentalPowerRatio { candidate.score -= octave.absentFundamentalCost }
+                if measured < octave.absentFundamentalPowerRatio { candidate.score -= octave.absentFundamentalCost }
             } else if leader == OctaveDecision.Kind.octaveBelow {
                 if !belowIsHeld && ratio < octave.octaveBelowPowerRatio { candidate.score -= octave.unsupportedOctaveBelowCost }
                 if candidates[OctaveDecision.Kind.octaveAbove].exists,
@@ -373,8 +374,14 @@ struct PitchDetector: ~Copyable {
 
     /// The window's power at the frequency of `period` over its power at twice that
     /// frequency: Hann-windowed single-frequency DFTs of the window (its `mean` removed), ~2.8 k
-    /// complex steps at 48 kHz, so only computed where the correlation leaves the octave open,
-    /// and once per hop and period.
+    /// complex steps at 48 kHz, so only computed where the octave decision needs it, and once
+    /// per hop and period. Negative (the ratio, negated) when the power at the frequency does
+    /// not stand `partialOverReferenceRatio` above the median power at 0.75, 1.25 and 1.75 times it, where
+    /// neither that pitch nor its octave above has a partial (noise and leakage only): in pink
+    /// noise at 10 dB SNR the noise alone reaches the −45 dB of `absentFundamentalPowerRatio`
+    /// at an organ's missing half-pitch. Only where a quarter of the frequency spans
+    /// `partialReferenceMinimumBins` of the window's resolution (below, the partial's own main
+    /// lobe reaches the references).
     @_noLocks
     private mutating func fundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
         if measuredRatioPeriods.0 == period { return measuredRatios.0 }
@@ -389,26 +396,35 @@ struct PitchDetector: ~Copyable {
     /// `fundamentalPowerRatio`, measured.
     @_noLocks
     private func measureFundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
-        // Power at the period's frequency and at twice it; the second phasor is the square of
-        // the first. Double: the rotation runs for thousands of steps.
+        // Powers at the period's frequency f, at 2 f, and at 0.75 f, 1.25 f and 1.75 f (no
+        // partial of f or of 2 f there; not a fifth above f, where a previous note often rings
+        // in melodies). Their median is the noise's level at f: one bin's noise power scatters
+        // exponentially, so a single reference (or the lowest of two) let noise at f pass for a
+        // partial on every sixth hop; the median of three on one in thirty, and a previous
+        // note ringing on one of them does not move it. One phasor per frequency, each rotated
+        // every step. Double: thousands of steps.
         let count = long.windowFrames
-        let angle = -2 * Double.pi / Double(period)
-        let stepReal = _unsafePerformance { cos(angle) }, stepImaginary = _unsafePerformance { sin(angle) }
-        var phasorReal = 1.0, phasorImaginary = 0.0
-        var fundamentalReal = 0.0, fundamentalImaginary = 0.0, octaveReal = 0.0, octaveImaginary = 0.0
+        var fundamental = PhasorSum(angle: -2 * Double.pi / Double(period))
+        var octaveAbove = PhasorSum(angle: -4 * Double.pi / Double(period))
+        var belowReference = PhasorSum(angle: -1.5 * Double.pi / Double(period))
+        var lowerReference = PhasorSum(angle: -2.5 * Double.pi / Double(period))
+        var upperReference = PhasorSum(angle: -3.5 * Double.pi / Double(period))
         for index in 0..<count {
             let value = Double((history.latest(count, at: index) - mean) * hannWindow[index])
-            fundamentalReal += value * phasorReal
-            fundamentalImaginary += value * phasorImaginary
-            octaveReal += value * (phasorReal * phasorReal - phasorImaginary * phasorImaginary)
-            octaveImaginary += value * 2 * phasorReal * phasorImaginary
-            let real = phasorReal * stepReal - phasorImaginary * stepImaginary
-            phasorImaginary = phasorReal * stepImaginary + phasorImaginary * stepReal
-            phasorReal = real
+            fundamental.add(value)
+            octaveAbove.add(value)
+            belowReference.add(value)
+            lowerReference.add(value)
+            upperReference.add(value)
         }
-        let fundamentalPower = fundamentalReal * fundamentalReal + fundamentalImaginary * fundamentalImaginary
-        let octavePower = octaveReal * octaveReal + octaveImaginary * octaveImaginary
-        return octavePower > 0 ? Float(fundamentalPower / octavePower) : 1
+        let fundamentalPower = fundamental.power, octavePower = octaveAbove.power
+        let below = belowReference.power, lower = lowerReference.power, upper = upperReference.power
+        let referencePower = max(min(below, lower), min(max(below, lower), upper))  // the median
+        let ratio = octavePower > 0 ? Float(fundamentalPower / octavePower) : 1
+        // A quarter of f must span `partialReferenceMinimumBins` resolutions (rate / count).
+        let resolvable = Double(count) / (4 * Double(period)) >= Double(octave.partialReferenceMinimumBins)
+        // Negative: the power at f does not stand out of the noise (`fundamentalPowerRatio`).
+        return resolvable && fundamentalPower < referencePower * Double(octave.partialOverReferenceRatio) ? -ratio : ratio
     }
 
     /// No estimate this hop: the stored spectra and corrections no longer run on.
@@ -492,6 +508,31 @@ struct PitchDetector: ~Copyable {
         heldHops = 0
         _ = unvoiced()
     }
+}
+
+/// A single-frequency DFT, accumulated sample by sample: the sum of the values times a phasor
+/// rotated by `angle` radians each step. Real-time safe.
+struct PhasorSum {
+    private let stepReal: Double, stepImaginary: Double
+    private var phasorReal = 1.0, phasorImaginary = 0.0
+    private var sumReal = 0.0, sumImaginary = 0.0
+
+    @_noLocks
+    init(angle: Double) {
+        stepReal = _unsafePerformance { cos(angle) }
+        stepImaginary = _unsafePerformance { sin(angle) }
+    }
+
+    @inline(__always) @_noLocks
+    mutating func add(_ value: Double) {
+        sumReal += value * phasorReal
+        sumImaginary += value * phasorImaginary
+        let real = phasorReal * stepReal - phasorImaginary * stepImaginary
+        phasorImaginary = phasorReal * stepImaginary + phasorImaginary * stepReal
+        phasorReal = real
+    }
+
+    var power: Double { @_noLocks get { sumReal * sumReal + sumImaginary * sumImaginary } }
 }
 
 /// One unsmoothed estimate; frequency 0 means no confident pitch.
