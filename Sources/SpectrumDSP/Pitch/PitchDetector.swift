@@ -61,11 +61,11 @@ struct PitchDetector: ~Copyable {
     private let corrections: RealtimeBuffer
     private var correctionIndex = 0
     private var correctionsStored = 0
-    /// Hann window over the long window, for the fundamental's power (step 4).
+    /// Hann window over the long window, for the octave decision's spectral evidence (`fundamentalPowerRatio`).
     private let hannWindow: RealtimeBuffer
     /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
     private var previousFrequencyHz: Float = 0
-    /// The last period chosen (0 = none), held against an octave jump up (step 3).
+    /// The last period chosen (0 = none): the octave decision's held period.
     private var heldPeriodFrames: Float = 0
     /// Consecutive voiced hops whose period stayed within a semitone of the one before.
     private var heldHops = 0
@@ -436,7 +436,7 @@ struct PitchDetector: ~Copyable {
         return .unvoiced
     }
 
-    /// 7) The autocorrelation's frequency moved by the mean of the last few phase corrections:
+    /// 5) The autocorrelation's frequency moved by the mean of the last few phase corrections:
     ///    the fundamental's frequency from its phase advance over `phaseSpanHops` hops (phase
     ///    vocoder), against the autocorrelation's. Autocorrelation follows all partials, so a
     ///    piano's stretched upper partials pull it sharp; the fundamental does not.
