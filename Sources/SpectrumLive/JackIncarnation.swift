@@ -15,8 +15,11 @@ final class JackIncarnation: @unchecked Sendable {
     let client: OpaquePointer
     /// The name JACK gave (may differ from the one asked for).
     let name: String
-    /// Full names of our input ports, in order.
-    let portNames: [String]
+    /// Full names of our input ports by flattened index (slot × channels + channel); nil for
+    /// an empty slot.
+    let portNamesByIndex: [String?]
+    /// The registered ones, in order.
+    var portNames: [String] { portNamesByIndex.compactMap { $0 } }
     /// Full name of the MIDI clock port, when there is one.
     let midiClockPortName: String?
     let sampleRateHz: UInt32
@@ -47,21 +50,26 @@ final class JackIncarnation: @unchecked Sendable {
     /// Registers the ports and callbacks of an open `client` (closed here if this throws).
     /// Activate with `activate()`.
     init(client: OpaquePointer, configuration: LiveConfiguration, processCallback: LiveProcessCallback, exchange: AnalyzerExchange,
-         ring: FrameRing, beats: BeatMailbox, counters: UnsafeMutablePointer<LiveCounters>, graphEvents: GraphEvents) throws(LiveClientError) {
+         ring: FrameRing, beats: UnsafeMutablePointer<BeatMailbox>, counters: UnsafeMutablePointer<LiveCounters>, graphEvents: GraphEvents) throws(LiveClientError) {
         let actualName = String(cString: jack_get_client_name(client))
         let channelCount = configuration.channelCount
-        let ports = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: channelCount)
-        ports.initialize(repeating: nil, count: channelCount)
-        var portNames: [String] = []
-        for index in 0..<channelCount {
-            let shortName = channelCount == 1 ? "in" : "in_\(index + 1)"
-            guard let port = jack_port_register(client, shortName, LiveClient.audioPortType, UInt(JackPortIsInput.rawValue), 0) else {
-                jack_client_close(client)
-                ports.deallocate()
-                throw LiveClientError(.portRegistrationFailed, "JACK refused to register port \(actualName):\(shortName)")
+        let inputNames = exchange.inputNames
+        let portCount = inputNames.count * channelCount
+        let ports = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: portCount)
+        ports.initialize(repeating: nil, count: portCount)
+        var portNames: [String?] = Array(repeating: nil, count: portCount)
+        for (slot, inputName) in inputNames.enumerated() {
+            guard let inputName else { continue }
+            for channel in 0..<channelCount {
+                let shortName = LiveClient.portShortName(input: inputName, channel: channel, channelCount: channelCount)
+                guard let port = jack_port_register(client, shortName, LiveClient.audioPortType, UInt(JackPortIsInput.rawValue), 0) else {
+                    jack_client_close(client)
+                    ports.deallocate()
+                    throw LiveClientError(.portRegistrationFailed, "JACK refused to register port \(actualName):\(shortName)")
+                }
+                ports[slot * channelCount + channel] = port
+                portNames[slot * channelCount + channel] = String(cString: jack_port_name(port))
             }
-            ports[index] = port
-            portNames.append(String(cString: jack_port_name(port)))
         }
         var midiClockPort: OpaquePointer?
         var midiClock: UnsafeMutablePointer<MidiClockState>?
@@ -80,17 +88,17 @@ final class JackIncarnation: @unchecked Sendable {
         let mixFrames = max(configuration.mixBufferFrames > 0 ? configuration.mixBufferFrames : Int(period), 16)
         let mono = UnsafeMutablePointer<Float>.allocate(capacity: mixFrames)
         mono.initialize(repeating: 0, count: mixFrames)
-        let portBuffers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: channelCount)
-        portBuffers.initialize(repeating: nil, count: channelCount)
+        let portBuffers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: portCount)
+        portBuffers.initialize(repeating: nil, count: portCount)
         let context = UnsafeMutablePointer<ProcessContext>.allocate(capacity: 1)
         context.initialize(to: ProcessContext(
-            client: client, ports: ports, portCount: channelCount, portBuffers: portBuffers,
-            mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, beats: beats, counters: counters,
-            midiClockPort: midiClockPort, midiClock: midiClock))
+            client: client, ports: ports, portCount: portCount, channelsPerInput: channelCount, portBuffers: portBuffers,
+            mono: mono, monoCapacity: mixFrames, analyzers: exchange.slots, beats: beats, inputCapacity: exchange.capacity,
+            ring: ring, counters: counters, midiClockPort: midiClockPort, midiClock: midiClock))
 
         self.client = client
         self.name = actualName
-        self.portNames = portNames
+        self.portNamesByIndex = portNames
         self.sampleRateHz = jack_get_sample_rate(client)
         self.periodFrames = period
         self.context = context
@@ -128,24 +136,27 @@ final class JackIncarnation: @unchecked Sendable {
         updatePlaybackLatency(context)
     }
 
-    /// `jack_connect` source → our input `inputIndex`; 0 or EEXIST is success, else JACK's code.
+    /// `jack_connect` source → our port `inputIndex` (flattened); 0 or EEXIST is success, else
+    /// JACK's code (EINVAL for an empty slot).
     @discardableResult
     func connect(_ connection: ConnectionMemory.Connection) -> Int32 {
-        let code = jack_connect(client, connection.source, portNames[connection.inputIndex % portNames.count])
+        guard portNamesByIndex.indices.contains(connection.inputIndex), let destination = portNamesByIndex[connection.inputIndex] else { return EINVAL }
+        let code = jack_connect(client, connection.source, destination)
         return code == EEXIST ? 0 : code
     }
 
     func sourceExists(_ source: String) -> Bool { jack_port_by_name(client, source) != nil }
 
     func isConnected(_ connection: ConnectionMemory.Connection) -> Bool {
-        guard let port = context.pointee.ports[connection.inputIndex % context.pointee.portCount] else { return false }
+        guard (0..<context.pointee.portCount).contains(connection.inputIndex), let port = context.pointee.ports[connection.inputIndex] else { return false }
         return jack_port_connected_to(port, connection.source) != 0
     }
 
-    /// The source ports connected to each of our inputs.
+    /// The source ports connected to each of our registered ports (in `portNames` order).
     func connections() -> [[String]] {
-        (0..<context.pointee.portCount).map { index in
-            guard let list = jack_port_get_connections(context.pointee.ports[index]) else { return [] }
+        (0..<context.pointee.portCount).compactMap { index in
+            guard let port = context.pointee.ports[index] else { return nil }
+            guard let list = jack_port_get_connections(port) else { return [] }
             defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
             return LiveClient.strings(list)
         }

@@ -23,7 +23,7 @@ final class JackSupervisor: @unchecked Sendable {
     private let counters: UnsafeMutablePointer<LiveCounters>
     private let exchange: AnalyzerExchange
     private let ring: FrameRing
-    private let beats: BeatMailbox
+    private let beats: UnsafeMutablePointer<BeatMailbox>
     private let graphEvents: GraphEvents
     private let state: Mutex<State>
     private let stopRequested = Atomic<Bool>(false)
@@ -65,7 +65,7 @@ final class JackSupervisor: @unchecked Sendable {
     }
 
     init(configuration: LiveConfiguration, processCallback: LiveProcessCallback, counters: UnsafeMutablePointer<LiveCounters>,
-         exchange: AnalyzerExchange, ring: FrameRing, beats: BeatMailbox, graphEvents: GraphEvents,
+         exchange: AnalyzerExchange, ring: FrameRing, beats: UnsafeMutablePointer<BeatMailbox>, graphEvents: GraphEvents,
          incarnation: JackIncarnation, remembering plan: [ConnectionMemory.Connection]) {
         self.configuration = configuration
         self.processCallback = processCallback

@@ -23,8 +23,12 @@ public final class LiveClient: @unchecked Sendable {
     public let clientName: String
     /// True when JACK changed the requested name (another client had it, or it was too long).
     public let clientNameWasChanged: Bool
-    /// Full names of our input ports, e.g. `spectrum:in` or `spectrum:in_1`, `spectrum:in_2`.
+    /// Full names of our input ports, e.g. `spectrum:in` or `spectrum:in_1`, `spectrum:in_2`;
+    /// with named inputs `spectrum:kick`, `spectrum:bass` (input by input).
     public let portNames: [String]
+    /// The inputs by slot (`AnalysisFrame.inputIndex`): the named inputs, or `[""]` for the one
+    /// unnamed input.
+    public let inputNames: [String]
     /// Full name of the MIDI clock output port (e.g. `spectrum:midi_clock`), nil without
     /// `LiveConfiguration.midiClock`.
     public let midiClockPortName: String?
@@ -33,9 +37,12 @@ public final class LiveClient: @unchecked Sendable {
     /// Analysed frames, oldest first. Exactly one consumer thread pops. Real-time safe to pop.
     /// The same ring across server restarts.
     public let frames: FrameRing
-    /// Each beat event as soon as the JACK cycle holding it is analysed, ahead of its frame
-    /// (which carries it too). One reader; valid until this object is deinitialised.
-    public let beats: BeatMailbox
+    /// Each beat event of input 0 as soon as the JACK cycle holding it is analysed, ahead of its
+    /// frame (which carries it too). One reader; valid until this object is deinitialised.
+    public var beats: BeatMailbox { beatMailboxes[0] }
+    /// The same for every input, by slot.
+    public var beatMailboxes: [BeatMailbox] { (0..<inputNames.count).map { beatStorage[$0] } }
+    private let beatStorage: UnsafeMutablePointer<BeatMailbox>
 
     private let counters: UnsafeMutablePointer<LiveCounters>
     private let exchange: AnalyzerExchange
@@ -62,6 +69,8 @@ public final class LiveClient: @unchecked Sendable {
         guard configuration.ringCapacity > 0, configuration.mixBufferFrames >= 0 else {
             throw LiveClientError(.invalidConfiguration, "ring capacity must be positive and the mix buffer not negative")
         }
+        try LiveInput.validate(configuration.inputs)
+        let inputNames = configuration.inputNames
         if configuration.quietJackLibrary {
             jack_set_error_function(liveQuietJackMessage)
             jack_set_info_function(liveQuietJackMessage)
@@ -76,19 +85,21 @@ public final class LiveClient: @unchecked Sendable {
         counters.pointee.periodFrames.store(jack_get_buffer_size(client), ordering: .relaxed)
         let exchange: AnalyzerExchange
         do {
-            exchange = try AnalyzerExchange(configuration: configuration.analysis, sampleRateHz: Double(sampleRate), counters: counters)
+            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputNames, sampleRateHz: Double(sampleRate), counters: counters)
         } catch {
             jack_client_close(client)
             Self.free(counters)
             throw LiveClientError(.analysis, "cannot analyse at the JACK server's sample rate: \(error.description)")
         }
-        let ring = FrameRing(capacity: configuration.ringCapacity)
-        let beats = BeatMailbox()
+        // The ring holds the same backlog in time whatever the number of inputs.
+        let ring = FrameRing(capacity: configuration.ringCapacity * inputNames.count)
+        let beats = UnsafeMutablePointer<BeatMailbox>.allocate(capacity: inputNames.count)
+        beats.initialize(from: inputNames.map { _ in BeatMailbox() }, count: inputNames.count)
         let graphEvents = GraphEvents()
         func abandon() {
             exchange.destroyAll()
             ring.deallocate()
-            beats.deallocate()
+            Self.free(beats, count: inputNames.count)
             Self.free(counters)
         }
 
@@ -104,7 +115,7 @@ public final class LiveClient: @unchecked Sendable {
         }
         let plan: [ConnectionMemory.Connection]
         do {
-            plan = try Self.connectionPlan(configuration.connections, client: client, inputCount: configuration.channelCount)
+            plan = try Self.connectionPlan(configuration, client: client)
             // 4) Activate, then connect (only after activation, as JACK requires).
             try incarnation.activate()
         } catch {
@@ -117,17 +128,18 @@ public final class LiveClient: @unchecked Sendable {
             guard code == 0 else {
                 incarnation.close()
                 abandon()
-                throw LiveClientError(.connectionFailed, "cannot connect \(connection.source) to \(incarnation.portNames[connection.inputIndex]) (JACK error \(code)): the source must be an audio output port (list them with `jack_lsp -t -p`)")
+                throw LiveClientError(.connectionFailed, "cannot connect \(connection.source) to \(incarnation.portNamesByIndex[connection.inputIndex] ?? "input \(connection.inputIndex)") (JACK error \(code)): the source must be an audio output port (list them with `jack_lsp -t -p`)")
             }
         }
 
         self.clientName = incarnation.name
         self.clientNameWasChanged = incarnation.name != configuration.clientName
         self.portNames = incarnation.portNames
+        self.inputNames = inputNames
         self.midiClockPortName = incarnation.midiClockPortName
         self.connectedSources = plan.map(\.source)
         self.frames = ring
-        self.beats = beats
+        self.beatStorage = beats
         self.counters = counters
         self.exchange = exchange
         supervisor = JackSupervisor(configuration: configuration, processCallback: processCallback, counters: counters, exchange: exchange,
@@ -138,8 +150,14 @@ public final class LiveClient: @unchecked Sendable {
     deinit {
         stop()
         frames.deallocate()
-        beats.deallocate()
+        Self.free(beatStorage, count: inputNames.count)
         Self.free(counters)
+    }
+
+    private static func free(_ beats: UnsafeMutablePointer<BeatMailbox>, count: Int) {
+        for slot in 0..<count { beats[slot].deallocate() }
+        beats.deinitialize(count: count)
+        beats.deallocate()
     }
 
     private static func free(_ counters: UnsafeMutablePointer<LiveCounters>) {
@@ -219,6 +237,7 @@ public final class LiveClient: @unchecked Sendable {
             isShutDown: life.isShutDown,
             isStopped: life.isStopped,
             analyzerSwaps: exchange.swapCount.load(ordering: .relaxed),
+            mostFramesInOneCycle: Int(counters.pointee.mostFramesInOneCycle.load(ordering: .relaxed)),
             analysisError: exchange.lastFailure,
             serverLostSeconds: life.serverLostSeconds,
             reconnections: life.reconnections,
@@ -293,29 +312,51 @@ public final class LiveClient: @unchecked Sendable {
         return String(decoding: bytes[..<end], as: UTF8.self)
     }
 
-    private static func connectionPlan(_ connections: LiveConnections, client: OpaquePointer, inputCount: Int) throws(LiveClientError) -> [ConnectionMemory.Connection] {
-        switch connections {
+    /// The short name of an input's port: `in`/`in_k` for the unnamed input, `NAME`/`NAME_k`.
+    static func portShortName(input: String, channel: Int, channelCount: Int) -> String {
+        let base = input.isEmpty ? "in" : input
+        return channelCount == 1 ? base : "\(base)_\(channel + 1)"
+    }
+
+    /// The connections to make at start (by flattened port index): `connections` over all
+    /// ports in order, then each named input's own sources.
+    private static func connectionPlan(_ configuration: LiveConfiguration, client: OpaquePointer) throws(LiveClientError) -> [ConnectionMemory.Connection] {
+        let channels = configuration.channelCount
+        let portCount = configuration.inputNames.count * channels
+        var plan: [ConnectionMemory.Connection] = []
+        switch configuration.connections {
         case .none:
-            return []
+            break
         case .physicalCapture:
             let physical = ports(client, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue))
-            return physical.prefix(inputCount).enumerated().map { ConnectionMemory.Connection(source: $1, inputIndex: $0) }
+            plan = physical.prefix(portCount).enumerated().map { ConnectionMemory.Connection(source: $1, inputIndex: $0) }
         case .ports(let sources):
-            var plan: [ConnectionMemory.Connection] = []
             for (index, source) in sources.enumerated() {
-                guard let port = jack_port_by_name(client, source) else {
-                    let existing = ports(client, flags: UInt(JackPortIsOutput.rawValue))
-                    let shown = existing.prefix(6).joined(separator: ", ")
-                    let more = existing.count > 6 ? ", … (\(existing.count) in all)" : ""
-                    let list = existing.isEmpty ? "the server has no audio output ports" : "audio outputs are: \(shown)\(more)"
-                    throw LiveClientError(.missingPort, "no JACK port named '\(source)': \(list) (list them with `jack_lsp -p`)")
-                }
-                guard Int32(jack_port_flags(port)) & Int32(JackPortIsOutput.rawValue) != 0 else {
-                    throw LiveClientError(.connectionFailed, "cannot connect from '\(source)': it is an input port; connect an output (list them with `jack_lsp -p`)")
-                }
-                plan.append(ConnectionMemory.Connection(source: source, inputIndex: index % inputCount))
+                try checkSource(source, client: client)
+                plan.append(ConnectionMemory.Connection(source: source, inputIndex: index % portCount))
             }
-            return plan
+        }
+        for (slot, input) in configuration.inputs.enumerated() {
+            for (index, source) in input.sources.enumerated() {
+                try checkSource(source, client: client)
+                let connection = ConnectionMemory.Connection(source: source, inputIndex: slot * channels + index % channels)
+                if !plan.contains(connection) { plan.append(connection) }
+            }
+        }
+        return plan
+    }
+
+    /// Throws one line when `source` is not an output port of the server.
+    private static func checkSource(_ source: String, client: OpaquePointer) throws(LiveClientError) {
+        guard let port = jack_port_by_name(client, source) else {
+            let existing = ports(client, flags: UInt(JackPortIsOutput.rawValue))
+            let shown = existing.prefix(6).joined(separator: ", ")
+            let more = existing.count > 6 ? ", … (\(existing.count) in all)" : ""
+            let list = existing.isEmpty ? "the server has no audio output ports" : "audio outputs are: \(shown)\(more)"
+            throw LiveClientError(.missingPort, "no JACK port named '\(source)': \(list) (list them with `jack_lsp -p`)")
+        }
+        guard Int32(jack_port_flags(port)) & Int32(JackPortIsOutput.rawValue) != 0 else {
+            throw LiveClientError(.connectionFailed, "cannot connect from '\(source)': it is an input port; connect an output (list them with `jack_lsp -p`)")
         }
     }
 

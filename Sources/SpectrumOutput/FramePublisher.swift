@@ -49,13 +49,14 @@ public final class FramePublisher: @unchecked Sendable {
     ///     consumer. The caller owns it and deallocates it after `stop()`.
     ///   - captureClock: the clock of `captureTimeMicroseconds` (JACK: `jack_get_time()`).
     ///     Without it, or for frames with capture time 0, bundles are tagged "immediate".
-    ///   - beats: the host's beat mailbox (`LiveClient.beats`): the routes a beat moves (`/beat`,
-    ///     beat pulses) are sent at once, in a bundle of their own, within a poll interval of its
-    ///     JACK cycle. Without it, they go with the frame holding the beat.
+    ///   - beats: the host's beat mailboxes, one per input slot (`LiveClient.beatMailboxes`):
+    ///     the routes a beat moves (`/beat`, beat pulses) are sent at once, in a bundle of their
+    ///     own, within a poll interval of its JACK cycle. Without them, they go with the frame
+    ///     holding the beat.
     ///   - status: called once per second of audio on the publisher thread to fill `/status`.
     ///   - frameObserver: called on the publisher thread with every frame after it was sent
     ///     (e.g. for a terminal display); it must be quick, it delays the next bundle.
-    public init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox? = nil, captureClock: CaptureClock? = nil,
+    public init(configuration: PublisherConfiguration, ring: FrameRing, beats: [BeatMailbox] = [], captureClock: CaptureClock? = nil,
                 status: (@Sendable () -> PublisherStatus)? = nil,
                 frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil) throws {
         try configuration.validate()
@@ -87,8 +88,28 @@ public final class FramePublisher: @unchecked Sendable {
                 renderers.append((renderer, [index]))
             }
         }
+        // Named inputs: the spectrum rig once per input under prefix/NAME; another rig (its own
+        // addresses) the first input only.
+        var inputRenderers: [[(RigRenderer, [Int])]] = [renderers]
+        if configuration.hasNamedInputs {
+            inputRenderers = []
+            for (slot, name) in configuration.inputNames.enumerated() {
+                var forInput: [(RigRenderer, [Int])] = []
+                for (renderer, targets) in renderers {
+                    if renderer.rig.name == Rig.spectrumName {
+                        forInput.append((try RigRenderer(rig: renderer.rig, prefix: configuration.prefix + "/" + name, bandCount: configuration.bandCount,
+                                                         outputRateHz: configuration.outputRateHz,
+                                                         targetCount: configuration.targets.count + configuration.wledTargets.count), targets))
+                    } else if slot == 0 {
+                        forInput.append((renderer, targets))
+                    }
+                }
+                inputRenderers.append(forInput)
+            }
+        }
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
-        worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers, wled: wled,
+        worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers,
+                                 inputRenderers: inputRenderers, wled: wled,
                                  captureClock: captureClock, status: status, frameObserver: frameObserver)
     }
 
@@ -214,14 +235,34 @@ final class TargetCounters: Sendable {
     let state = Atomic<Int>(TargetHealth.State.allCases.firstIndex(of: .idle)!)
 }
 
+/// One input slot's outputs on the publisher thread: its rigs' renderers (under `prefix/NAME`
+/// with named inputs), its beat mailbox and the latest frame sent. Only the publisher thread
+/// touches it.
+final class PublisherInput {
+    let renderers: [(renderer: RigRenderer, targets: [Int])]
+    let beats: BeatMailbox?
+    var beatSequence: UInt64 = 0
+    var lastFrame = AnalysisFrame()
+    var blackoutSent = false
+
+    init(renderers: [(renderer: RigRenderer, targets: [Int])], beats: BeatMailbox?) {
+        self.renderers = renderers
+        self.beats = beats
+    }
+}
+
 /// The publisher thread's state. Only the publisher thread touches the renderers, `transport`,
 /// `frame` and the status bookkeeping; the atomics are the interface to other threads.
 final class PublisherWorker: @unchecked Sendable {
     let ring: FrameRing
-    let beats: BeatMailbox?
     let transport: UDPTransport
-    /// Each rig's renderer with the indices of the targets it sends to.
+    /// Each rig's renderer under the prefix with the indices of the targets it sends to: every
+    /// frame's with one unnamed input; the status alone once per second with named inputs.
     let renderers: [(renderer: RigRenderer, targets: [Int])]
+    /// Each input slot's outputs.
+    private let inputs: [PublisherInput]
+    /// Named inputs: frames are rendered per input, the status apart under the prefix.
+    private let statusApart: Bool
     /// The WLED encoder and the transport indices of the WLED receivers.
     let wled: (encoder: WLEDAudioSyncEncoder, targets: [Int])?
     private let wledPacket = UnsafeMutableRawBufferPointer.allocate(byteCount: WLEDAudioSyncEncoder.packetByteCount, alignment: 4)
@@ -235,7 +276,6 @@ final class PublisherWorker: @unchecked Sendable {
     let stopRequested = Atomic<Bool>(false)
     /// Blackout: every output gets one all-zero frame, then nothing until it is lifted.
     let blackoutRequested = Atomic<Bool>(false)
-    private var blackoutSent = false
     /// Control acknowledgements waiting to go to every OSC target (`<prefix>/status/control ss`).
     let notices = Mutex<[(address: String, text: String)]>([])
     let noticePath: String
@@ -252,24 +292,28 @@ final class PublisherWorker: @unchecked Sendable {
     /// Monotonic time of the latest frame and of the latest status sent without one.
     private var lastFrameNanoseconds = PublisherWorker.monotonicNanoseconds()
     private var lastHeartbeatNanoseconds: UInt64 = 0
-    private var beatSequence: UInt64 = 0
     private var context = RenderContext()
     /// Counters at the previous status, for each target's state over the last second.
     private var previousSent: [Int]
     private var previousErrors: [Int]
 
-    init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox?, transport: UDPTransport, renderers: [(RigRenderer, [Int])],
+    init(configuration: PublisherConfiguration, ring: FrameRing, beats: [BeatMailbox], transport: UDPTransport, renderers: [(RigRenderer, [Int])],
+         inputRenderers: [[(RigRenderer, [Int])]],
          wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
-        self.beats = beats
         self.frameObserver = frameObserver
         self.transport = transport
         self.renderers = renderers.map { (renderer: $0.0, targets: $0.1) }
+        inputs = inputRenderers.enumerated().map { slot, renderers in
+            PublisherInput(renderers: renderers.map { (renderer: $0.0, targets: $0.1) }, beats: slot < beats.count ? beats[slot] : nil)
+        }
+        statusApart = configuration.hasNamedInputs
         self.wled = wled.map { (encoder: $0.0, targets: $0.1) }
         targetAddresses = configuration.targets.map(\.description) + configuration.wledTargets.map { "wled \($0)" }
         self.captureClock = captureClock
         self.status = status
-        statusIntervalFrames = BandGrouping.statusIntervalFrames(outputRateHz: configuration.outputRateHz)
+        // Every input's frames count: once per second of audio whatever the number of inputs.
+        statusIntervalFrames = BandGrouping.statusIntervalFrames(outputRateHz: configuration.outputRateHz) * inputRenderers.count
         pollNanoseconds = Int(configuration.pollIntervalMilliseconds * 1_000_000)
         targetCounters = (0..<transport.count).map { _ in TargetCounters() }
         previousSent = Array(repeating: 0, count: transport.count)
@@ -288,14 +332,17 @@ final class PublisherWorker: @unchecked Sendable {
             let stopping = stopRequested.load(ordering: .acquiring)
             let flushRequest = flushRequested.load(ordering: .acquiring)
             publishNotices()
-            publishNewBeat()
+            publishNewBeats()
             let now = Self.monotonicNanoseconds()
             var popped = false
             while ring.pop(into: &frame) {
                 // A beat posted before this frame was pushed goes out first, on its own.
-                publishNewBeat()
-                publish()
-                frameObserver?(frame)
+                publishNewBeats()
+                // A frame of an input slot the publisher does not know (none today) is dropped.
+                let slot = Int(frame.inputIndex)
+                guard inputs.indices.contains(slot) else { continue }
+                publish(inputs[slot], first: slot == 0)
+                if slot == 0 { frameObserver?(frame) }
                 popped = true
             }
             if popped {
@@ -352,13 +399,15 @@ final class PublisherWorker: @unchecked Sendable {
         }
     }
 
-    /// Sends what the mailbox's beat moves, if it is new.
-    private func publishNewBeat() {
+    /// Sends what each input's mailbox beat moves, if it is new.
+    private func publishNewBeats() {
         guard !blackoutRequested.load(ordering: .relaxed) else { return }
-        guard let beats, let event = beats.take(after: &beatSequence) else { return }
-        let tag = timeTag(captureMicroseconds: event.captureTimeMicroseconds)
-        for (renderer, targets) in renderers where renderer.sendsOnBeats {
-            renderer.renderBeat(event, lastFrame: frame, context: context, timeTag: tag) { send($0, to: targets) }
+        for input in inputs {
+            guard let beats = input.beats, let event = beats.take(after: &input.beatSequence) else { continue }
+            let tag = timeTag(captureMicroseconds: event.captureTimeMicroseconds)
+            for (renderer, targets) in input.renderers where renderer.sendsOnBeats {
+                renderer.renderBeat(event, lastFrame: input.lastFrame, context: context, timeTag: tag) { send($0, to: targets) }
+            }
         }
     }
 
@@ -368,38 +417,49 @@ final class PublisherWorker: @unchecked Sendable {
         return OSCTimeTag.converting(captureMicroseconds: captureMicroseconds, captureClockNowMicroseconds: captureNow, wallNow: wallNow)
     }
 
-    private func publish() {
+    /// Sends `frame`, of `input` (`first`: slot 0, which alone feeds WLED).
+    private func publish(_ input: PublisherInput, first: Bool) {
         // 0) Blackout: one frame of zeros through every output (every light off), then silence.
         if blackoutRequested.load(ordering: .relaxed) {
-            guard !blackoutSent else { return }
-            blackoutSent = true
+            guard !input.blackoutSent else { return }
+            input.blackoutSent = true
             var dark = AnalysisFrame()
             dark.bandCount = frame.bandCount
             dark.streamFrame = frame.streamFrame
             dark.captureTimeMicroseconds = frame.captureTimeMicroseconds
+            dark.inputIndex = frame.inputIndex
             frame = dark
         } else {
-            blackoutSent = false
+            input.blackoutSent = false
         }
+        input.lastFrame = frame
 
         // 1) Status once per second of audio (counted in frames), with every target's state
-        //    over that second.
-        context.isStatusFrame = framesUntilStatus == 0
-        if context.isStatusFrame {
+        //    over that second: in this frame's bundle, or (named inputs) alone under the prefix.
+        let isStatusFrame = framesUntilStatus == 0
+        if isStatusFrame {
             framesUntilStatus = statusIntervalFrames
             if let status { context.status = status() }
             updateTargetHealth()
             if status != nil { statusMessagesSent.add(1, ordering: .relaxed) }
         }
         framesUntilStatus -= 1
+        context.isStatusFrame = isStatusFrame && !statusApart
+        if isStatusFrame && statusApart {
+            context.isStatusFrame = true
+            for (renderer, targets) in renderers {
+                renderer.renderStatus(lastFrame: frame, context: context) { send($0, to: targets) }
+            }
+            context.isStatusFrame = false
+        }
 
         // 2) Every rig renders the frame once; its datagrams go to each of its targets.
         let tag = timeTag(captureMicroseconds: frame.captureTimeMicroseconds)
-        for (renderer, targets) in renderers {
+        for (renderer, targets) in input.renderers {
             renderer.render(frame, context: context, timeTag: tag) { send($0, to: targets) }
         }
         // 3) WLED: a 44-byte packet, at most 50 a second of audio.
-        if let wled, wled.encoder.packet(for: frame, into: wledPacket) {
+        if first, let wled, wled.encoder.packet(for: frame, into: wledPacket) {
             send(UnsafeRawBufferPointer(wledPacket), to: wled.targets)
         }
         framesPublished.add(1, ordering: .relaxed)
