@@ -79,7 +79,7 @@ final class LiveSession: @unchecked Sendable {
         if midiClock { osc.messages.insert(.midiClockStatus) }
         if link != nil { osc.messages.insert(.linkStatus) }
         osc.sampleRateHz = client.sampleRateHz
-        osc.inputNames = client.inputNames
+        osc.inputNames = client.inputSlots
         osc.bandCentreFrequenciesHz = analysis.spectrum.bandCentreFrequenciesHz
         let web: WebServer?
         do {

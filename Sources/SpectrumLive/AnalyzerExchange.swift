@@ -155,6 +155,45 @@ final class AnalyzerExchange: @unchecked Sendable {
         reclaim()
     }
 
+    /// Builds an analyser for a new input `name` in the first empty slot and puts it there;
+    /// returns the slot. `registerPorts(slot)` runs first, and nothing changes if it throws.
+    /// Throws one line when every slot is taken. Allocates.
+    func add(name: String, registerPorts: (Int) throws(LiveClientError) -> Void) throws(LiveClientError) -> Int {
+        let configuration = self.configuration
+        let outcome: Result<Int, LiveClientError> = names.withLock { names in
+            guard let slot = names.firstIndex(where: { $0 == nil }) else {
+                return .failure(LiveClientError(.invalidConfiguration, "input \(name): all \(capacity) inputs are in use; remove one first"))
+            }
+            let analyzer: UnsafeMutablePointer<Analyzer>
+            do throws(AnalysisConfigurationError) {
+                analyzer = try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz, staggerFraction: Self.staggerFraction(slot: slot))
+            } catch {
+                return .failure(LiveClientError(.analysis, "input \(name): \(error.description)"))
+            }
+            do throws(LiveClientError) {
+                try registerPorts(slot)
+            } catch {
+                Self.destroy(analyzer)
+                return .failure(error)
+            }
+            names[slot] = name
+            swap(slot: slot, to: analyzer)
+            return .success(slot)
+        }
+        return try outcome.get()
+    }
+
+    /// Takes input `slot`'s analyser out (retired like a swapped one) and frees the slot;
+    /// returns `callbacksEntered` just after, the epoch the caller waits for
+    /// (`callbacksCompleted` ≥ it) before touching the slot's ports.
+    func remove(slot: Int) -> UInt64 {
+        names.withLock { names in
+            names[slot] = nil
+            swap(slot: slot, to: nil)
+        }
+        return counters.pointee.callbacksEntered.load(ordering: .sequentiallyConsistent)
+    }
+
     /// Puts `analyzer` (or nothing) in `slot` and retires what was there. Only under `names`.
     private func swap(slot: Int, to analyzer: UnsafeMutablePointer<Analyzer>?) {
         let old = slots[slot].exchange(analyzer, ordering: .sequentiallyConsistent)

@@ -23,12 +23,21 @@ public final class LiveClient: @unchecked Sendable {
     public let clientName: String
     /// True when JACK changed the requested name (another client had it, or it was too long).
     public let clientNameWasChanged: Bool
-    /// Full names of our input ports, e.g. `spectrum:in` or `spectrum:in_1`, `spectrum:in_2`;
-    /// with named inputs `spectrum:kick`, `spectrum:bass` (input by input).
-    public let portNames: [String]
-    /// The inputs by slot (`AnalysisFrame.inputIndex`): the named inputs, or `[""]` for the one
-    /// unnamed input.
-    public let inputNames: [String]
+    /// Full names of our input ports now, e.g. `spectrum:in` or `spectrum:in_1`, `spectrum:in_2`;
+    /// with named inputs `spectrum:kick`, `spectrum:bass` (input by input, in slot order).
+    /// Any non-real-time thread.
+    public var portNames: [String] {
+        let client = supervisor.currentClientName ?? clientName
+        return exchange.inputNames.compactMap { $0 }.flatMap { input in
+            (0..<channelCount).map { "\(client):" + Self.portShortName(input: input, channel: $0, channelCount: channelCount) }
+        }
+    }
+    /// The inputs by slot (`AnalysisFrame.inputIndex`): `[""]` for the one unnamed input; with
+    /// named inputs, `maximumInputCount` slots, nil where no input is. Any non-real-time thread.
+    public var inputSlots: [String?] { exchange.inputNames }
+    /// The inputs now, in slot order (`[""]`: the one unnamed input).
+    public var inputNames: [String] { inputSlots.compactMap { $0 } }
+    private let channelCount: Int
     /// Full name of the MIDI clock output port (e.g. `spectrum:midi_clock`), nil without
     /// `LiveConfiguration.midiClock`.
     public let midiClockPortName: String?
@@ -41,7 +50,7 @@ public final class LiveClient: @unchecked Sendable {
     /// frame (which carries it too). One reader; valid until this object is deinitialised.
     public var beats: BeatMailbox { beatMailboxes[0] }
     /// The same for every input, by slot.
-    public var beatMailboxes: [BeatMailbox] { (0..<inputNames.count).map { beatStorage[$0] } }
+    public var beatMailboxes: [BeatMailbox] { (0..<exchange.capacity).map { beatStorage[$0] } }
     private let beatStorage: UnsafeMutablePointer<BeatMailbox>
 
     private let counters: UnsafeMutablePointer<LiveCounters>
@@ -70,7 +79,7 @@ public final class LiveClient: @unchecked Sendable {
             throw LiveClientError(.invalidConfiguration, "ring capacity must be positive and the mix buffer not negative")
         }
         try LiveInput.validate(configuration.inputs)
-        let inputNames = configuration.inputNames
+        let inputSlots = configuration.inputSlots
         if configuration.quietJackLibrary {
             jack_set_error_function(liveQuietJackMessage)
             jack_set_info_function(liveQuietJackMessage)
@@ -85,21 +94,22 @@ public final class LiveClient: @unchecked Sendable {
         counters.pointee.periodFrames.store(jack_get_buffer_size(client), ordering: .relaxed)
         let exchange: AnalyzerExchange
         do {
-            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputNames, sampleRateHz: Double(sampleRate), counters: counters)
+            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputSlots, sampleRateHz: Double(sampleRate), counters: counters)
         } catch {
             jack_client_close(client)
             Self.free(counters)
             throw LiveClientError(.analysis, "cannot analyse at the JACK server's sample rate: \(error.description)")
         }
-        // The ring holds the same backlog in time whatever the number of inputs.
-        let ring = FrameRing(capacity: configuration.ringCapacity * inputNames.count)
-        let beats = UnsafeMutablePointer<BeatMailbox>.allocate(capacity: inputNames.count)
-        beats.initialize(from: inputNames.map { _ in BeatMailbox() }, count: inputNames.count)
+        // The ring holds the same backlog in time for the inputs given at start (inputs added
+        // later share it).
+        let ring = FrameRing(capacity: configuration.ringCapacity * max(1, configuration.inputs.count))
+        let beats = UnsafeMutablePointer<BeatMailbox>.allocate(capacity: inputSlots.count)
+        beats.initialize(from: inputSlots.map { _ in BeatMailbox() }, count: inputSlots.count)
         let graphEvents = GraphEvents()
         func abandon() {
             exchange.destroyAll()
             ring.deallocate()
-            Self.free(beats, count: inputNames.count)
+            Self.free(beats, count: inputSlots.count)
             Self.free(counters)
         }
 
@@ -134,8 +144,7 @@ public final class LiveClient: @unchecked Sendable {
 
         self.clientName = incarnation.name
         self.clientNameWasChanged = incarnation.name != configuration.clientName
-        self.portNames = incarnation.portNames
-        self.inputNames = inputNames
+        self.channelCount = configuration.channelCount
         self.midiClockPortName = incarnation.midiClockPortName
         self.connectedSources = plan.map(\.source)
         self.frames = ring
@@ -150,7 +159,7 @@ public final class LiveClient: @unchecked Sendable {
     deinit {
         stop()
         frames.deallocate()
-        Self.free(beatStorage, count: inputNames.count)
+        Self.free(beatStorage, count: exchange.capacity)
         Self.free(counters)
     }
 
@@ -195,6 +204,39 @@ public final class LiveClient: @unchecked Sendable {
     /// Not real-time safe; any thread.
     public func reconfigure(_ configuration: AnalysisConfiguration) throws(AnalysisConfigurationError) {
         try exchange.install(configuration: configuration)
+    }
+
+    /// Adds a named input while running, or re-points it when one of that name exists (its
+    /// connections replaced by `input.sources`). Its analyser is built here, off the real-time
+    /// thread, and handed to the process callback by an atomic store; its ports are registered
+    /// first. Returns its slot (`AnalysisFrame.inputIndex`). Throws one line: a bad name, the
+    /// client started with one unnamed input, every slot taken, JACK refusing the port.
+    /// Not real-time safe; any thread.
+    @discardableResult
+    public func addInput(_ input: LiveInput) throws(LiveClientError) -> Int {
+        if let problem = input.nameProblem { throw LiveClientError(.invalidConfiguration, "input \(input.name): \(problem)") }
+        guard exchange.inputNames != [""] else {
+            throw LiveClientError(.invalidConfiguration, "input \(input.name): this client analyses one unnamed input; start it with --input NAME to add inputs at run time")
+        }
+        if let slot = exchange.inputNames.firstIndex(of: input.name) {
+            supervisor.repointInput(slot: slot, to: input.sources)
+            return slot
+        }
+        return try supervisor.addInput(input)
+    }
+
+    /// Removes the named input while running: the process callback drops its analyser from the
+    /// next cycle, its connections are forgotten, its ports unregistered once no cycle can use
+    /// them, and the analyser freed off the real-time thread. Returns its former slot.
+    /// Not real-time safe; any thread.
+    @discardableResult
+    public func removeInput(named name: String) throws(LiveClientError) -> Int {
+        guard exchange.inputNames != [""], let slot = exchange.inputNames.firstIndex(of: name) else {
+            let known = inputNames.filter { !$0.isEmpty }
+            throw LiveClientError(.invalidConfiguration, "input \(name): no such input" + (known.isEmpty ? "" : " (inputs: \(known.joined(separator: ", ")))"))
+        }
+        try supervisor.removeInput(slot: slot)
+        return slot
     }
 
     /// Forgets the learned tempo and beat grid and learns them again (a new song, a wrong
@@ -322,7 +364,7 @@ public final class LiveClient: @unchecked Sendable {
     /// ports in order, then each named input's own sources.
     private static func connectionPlan(_ configuration: LiveConfiguration, client: OpaquePointer) throws(LiveClientError) -> [ConnectionMemory.Connection] {
         let channels = configuration.channelCount
-        let portCount = configuration.inputNames.count * channels
+        let portCount = configuration.inputSlots.count * channels
         var plan: [ConnectionMemory.Connection] = []
         switch configuration.connections {
         case .none:

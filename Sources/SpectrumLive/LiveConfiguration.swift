@@ -40,8 +40,11 @@ public struct LiveConfiguration: Sendable, Equatable {
     /// Inputs one client takes (each an analyser of about 1 MB and its share of the callback).
     public static let maximumInputCount = 32
 
-    /// The input slots' names: the named inputs, or one unnamed ("") input.
-    var inputNames: [String] { inputs.isEmpty ? [""] : inputs.map(\.name) }
+    /// The input slots at start: one unnamed ("") input; or the named inputs followed by empty
+    /// slots up to `maximumInputCount`, for inputs added at run time.
+    var inputSlots: [String?] {
+        inputs.isEmpty ? [""] : inputs.map(\.name) + Array(repeating: nil, count: max(0, Self.maximumInputCount - inputs.count))
+    }
 }
 
 /// One named input of the live client: its ports are `NAME` (or `NAME_1` … `NAME_N` with

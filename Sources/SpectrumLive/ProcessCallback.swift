@@ -36,7 +36,7 @@ public func spectrumLiveProcess(_ frameCount: UInt32, _ argument: UnsafeMutableR
     return 0
 }
 
-/// One process cycle: fetch port buffers, then for each input mix its ports to mono in chunks,
+/// One process cycle: for each input, fetch its port buffers, mix them to mono in chunks,
 /// analyse, stamp and push frames.
 @_noLocks
 func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount: UInt32) {
@@ -48,20 +48,12 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     counters.pointee.lastFrameCount.store(frameCount, ordering: .relaxed)
     let relearn = counters.pointee.relearnRequested.exchange(false, ordering: .acquiring)
 
-    // 2) Port buffers: fetched every cycle, never cached.
     let client = context.pointee.client
-    let buffers = context.pointee.portBuffers
-    for index in 0..<context.pointee.portCount {
-        guard let port = context.pointee.ports[index] else { buffers[index] = nil; continue }
-        let raw = _unsafePerformance { jack_port_get_buffer(port, frameCount) }
-        buffers[index] = UnsafePointer(raw?.assumingMemoryBound(to: Float.self))
-    }
-
     if context.pointee.channelsPerInput > 1 && Int(frameCount) > context.pointee.monoCapacity {
         _ = counters.pointee.chunkedCycles.add(1, ordering: .relaxed)
     }
 
-    // 3) Analyse each input; the MIDI clock follows slot 0.
+    // 2) Analyse each input; the MIDI clock follows slot 0.
     var tally = PushTally()
     var clockAnalyzer: UnsafeMutablePointer<Analyzer>?
     var clockCycleStartStreamFrame: Int64 = 0
@@ -86,7 +78,7 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
         counters.pointee.mostFramesInOneCycle.store(completed, ordering: .relaxed)
     }
 
-    // 4) MIDI clock from the beat grid as it stands after this cycle's analysis.
+    // 3) MIDI clock from the beat grid as it stands after this cycle's analysis.
     if let port = context.pointee.midiClockPort, let midiClock = context.pointee.midiClock, let clockAnalyzer {
         let latency = Double(counters.pointee.captureLatencyFrames.load(ordering: .relaxed))
             + Double(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed))
@@ -94,18 +86,23 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
         runMidiClock(midiClock, port: port, frameCount: frameCount, grid: grid, counters: counters)
     }
 
-    // 5) Epoch out: from here on this cycle no longer touches any analyser.
+    // 4) Epoch out: from here on this cycle no longer touches any analyser.
     _ = counters.pointee.callbacksCompleted.add(1, ordering: .releasing)
 }
 
-/// One input's share of the cycle. One port: its buffer directly, any length. Several: average
-/// into the mono buffer chunk by chunk, so any nframes (0, or more than announced) works with
-/// no reallocation.
+/// One input's share of the cycle. Its port buffers are fetched every cycle (never cached).
+/// One port: its buffer directly, any length. Several: average into the mono buffer chunk by
+/// chunk, so any nframes (0, or more than announced) works with no reallocation.
 @_noLocks
 func analyseInput(_ context: UnsafeMutablePointer<ProcessContext>, slot: Int, analyzer: UnsafeMutablePointer<Analyzer>,
                   frameCount total: Int, clock: CaptureClock, tally: inout PushTally) {
     let channels = context.pointee.channelsPerInput
     let buffers = context.pointee.portBuffers + slot * channels
+    for channel in 0..<channels {
+        guard let port = context.pointee.ports[slot * channels + channel].load(ordering: .acquiring) else { buffers[channel] = nil; continue }
+        let raw = _unsafePerformance { jack_port_get_buffer(port, UInt32(total)) }
+        buffers[channel] = UnsafePointer(raw?.assumingMemoryBound(to: Float.self))
+    }
     if channels == 1, let buffer = buffers[0] {
         feed(analyzer, slot: slot, samples: buffer, count: total, cycleOffset: 0, clock: clock, context: context, tally: &tally)
         return
@@ -338,7 +335,7 @@ func updatePlaybackLatency(_ context: UnsafeMutablePointer<ProcessContext>) {
 func updateCaptureLatency(_ context: UnsafeMutablePointer<ProcessContext>) {
     var largest: UInt32 = 0
     for index in 0..<context.pointee.portCount {
-        guard let port = context.pointee.ports[index] else { continue }
+        guard let port = context.pointee.ports[index].load(ordering: .acquiring) else { continue }
         var range = jack_latency_range_t(min: 0, max: 0)
         _unsafePerformance { jack_port_get_latency_range(port, JackCaptureLatency, &range) }
         largest = max(largest, range.max)

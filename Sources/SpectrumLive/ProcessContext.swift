@@ -73,8 +73,11 @@ struct ProcessContext {
     /// `jack_client_t *`.
     let client: OpaquePointer
     /// `jack_port_t *` of each input port: input slot `s`, channel `c` at `s × channelsPerInput + c`
-    /// (nil for a slot with no input).
-    let ports: UnsafeMutablePointer<OpaquePointer?>
+    /// (nil for a slot with no input). Atomic: inputs are added and removed while JACK runs; a
+    /// slot's ports are set before its analyser and cleared only once no cycle can use them
+    /// (`JackSupervisor.removeInput`), and the callback reads them only after loading a
+    /// non-nil analyser for the slot.
+    let ports: UnsafeMutablePointer<Atomic<OpaquePointer?>>
     /// `inputCapacity × channelsPerInput`.
     let portCount: Int
     /// Ports per input (`--channels`), averaged to mono for that input's analysis.

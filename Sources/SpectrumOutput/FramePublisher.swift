@@ -89,22 +89,11 @@ public final class FramePublisher: @unchecked Sendable {
             }
         }
         // Named inputs: the spectrum rig once per input under prefix/NAME; another rig (its own
-        // addresses) the first input only.
-        var inputRenderers: [[(RigRenderer, [Int])]] = [renderers]
+        // addresses) slot 0's input only.
+        var inputRenderers: [[(RigRenderer, [Int])]?] = [renderers]
         if configuration.hasNamedInputs {
-            inputRenderers = []
-            for (slot, name) in configuration.inputNames.enumerated() {
-                var forInput: [(RigRenderer, [Int])] = []
-                for (renderer, targets) in renderers {
-                    if renderer.rig.name == Rig.spectrumName {
-                        forInput.append((try RigRenderer(rig: renderer.rig, prefix: configuration.prefix + "/" + name, bandCount: configuration.bandCount,
-                                                         outputRateHz: configuration.outputRateHz,
-                                                         targetCount: configuration.targets.count + configuration.wledTargets.count), targets))
-                    } else if slot == 0 {
-                        forInput.append((renderer, targets))
-                    }
-                }
-                inputRenderers.append(forInput)
+            inputRenderers = try configuration.inputNames.enumerated().map { slot, name in
+                try name.map { try Self.inputRenderers(renderers, configuration: configuration, slot: slot, name: $0) }
             }
         }
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
@@ -115,6 +104,35 @@ public final class FramePublisher: @unchecked Sendable {
 
     deinit {
         stop()
+    }
+
+    /// An input's renderers: the spectrum rig's under `prefix/NAME`; the others' (their own
+    /// addresses) for slot 0 only.
+    private static func inputRenderers(_ renderers: [(RigRenderer, [Int])], configuration: PublisherConfiguration, slot: Int, name: String) throws -> [(RigRenderer, [Int])] {
+        try renderers.compactMap { renderer, targets in
+            if renderer.rig.name == Rig.spectrumName {
+                return (try RigRenderer(rig: renderer.rig, prefix: configuration.prefix + "/" + name, bandCount: configuration.bandCount,
+                                        outputRateHz: configuration.outputRateHz,
+                                        targetCount: configuration.targets.count + configuration.wledTargets.count), targets)
+            }
+            return slot == 0 ? (renderer, targets) : nil
+        }
+    }
+
+    /// Starts sending input `slot`'s frames under `prefix/NAME` (an input added at run time), or
+    /// stops sending them (`name` nil: removed; frames of that slot still in the ring are
+    /// dropped). Only with named inputs. Takes effect on the publisher thread's next pass.
+    /// Allocates; any non-real-time thread.
+    public func setInput(slot: Int, name: String?) throws {
+        guard configuration.hasNamedInputs, configuration.inputNames.indices.contains(slot) else {
+            throw OSCConfigurationError("input slot \(slot): the publisher has no such slot")
+        }
+        if let name, !OSCAddressSpace.isValidPrefix(configuration.prefix + "/" + name) {
+            throw OSCConfigurationError("input \(name): expected a name that makes an OSC address under \(configuration.prefix)")
+        }
+        let renderers = try name.map { try Self.inputRenderers(worker.renderers.map { ($0.renderer, $0.targets) }, configuration: configuration, slot: slot, name: $0) }
+        let change = InputChange(slot: slot, renderers: renderers)
+        worker.inputChanges.withLock { $0.append(change) }
     }
 
     /// The address table this publisher sends (for `--help`-style listings and logs).
@@ -235,6 +253,13 @@ final class TargetCounters: Sendable {
     let state = Atomic<Int>(TargetHealth.State.allCases.firstIndex(of: .idle)!)
 }
 
+/// An input added (its renderers, made by the caller of `setInput`, then used only by the
+/// publisher thread) or removed (nil).
+struct InputChange: @unchecked Sendable {
+    let slot: Int
+    let renderers: [(RigRenderer, [Int])]?
+}
+
 /// One input slot's outputs on the publisher thread: its rigs' renderers (under `prefix/NAME`
 /// with named inputs), its beat mailbox and the latest frame sent. Only the publisher thread
 /// touches it.
@@ -259,10 +284,17 @@ final class PublisherWorker: @unchecked Sendable {
     /// Each rig's renderer under the prefix with the indices of the targets it sends to: every
     /// frame's with one unnamed input; the status alone once per second with named inputs.
     let renderers: [(renderer: RigRenderer, targets: [Int])]
-    /// Each input slot's outputs.
-    private let inputs: [PublisherInput]
+    /// Each input slot's outputs (nil: no input there).
+    private var inputs: [PublisherInput?]
+    /// Inputs added (renderers) or removed (nil) by `FramePublisher.setInput`, applied by the
+    /// publisher thread.
+    let inputChanges = Mutex<[InputChange]>([])
     /// Named inputs: frames are rendered per input, the status apart under the prefix.
     private let statusApart: Bool
+    private let beatMailboxes: [BeatMailbox]
+    /// The lowest slot with an input: its frames count the status interval, feed WLED and the
+    /// frame observer.
+    private var firstSlot = 0
     /// The WLED encoder and the transport indices of the WLED receivers.
     let wled: (encoder: WLEDAudioSyncEncoder, targets: [Int])?
     private let wledPacket = UnsafeMutableRawBufferPointer.allocate(byteCount: WLEDAudioSyncEncoder.packetByteCount, alignment: 4)
@@ -298,22 +330,24 @@ final class PublisherWorker: @unchecked Sendable {
     private var previousErrors: [Int]
 
     init(configuration: PublisherConfiguration, ring: FrameRing, beats: [BeatMailbox], transport: UDPTransport, renderers: [(RigRenderer, [Int])],
-         inputRenderers: [[(RigRenderer, [Int])]],
+         inputRenderers: [[(RigRenderer, [Int])]?],
          wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
         self.frameObserver = frameObserver
         self.transport = transport
         self.renderers = renderers.map { (renderer: $0.0, targets: $0.1) }
         inputs = inputRenderers.enumerated().map { slot, renderers in
-            PublisherInput(renderers: renderers.map { (renderer: $0.0, targets: $0.1) }, beats: slot < beats.count ? beats[slot] : nil)
+            renderers.map { PublisherInput(renderers: $0.map { (renderer: $0.0, targets: $0.1) }, beats: slot < beats.count ? beats[slot] : nil) }
         }
+        beatMailboxes = beats
+        firstSlot = inputs.firstIndex { $0 != nil } ?? 0
         statusApart = configuration.hasNamedInputs
         self.wled = wled.map { (encoder: $0.0, targets: $0.1) }
         targetAddresses = configuration.targets.map(\.description) + configuration.wledTargets.map { "wled \($0)" }
         self.captureClock = captureClock
         self.status = status
         // Every input's frames count: once per second of audio whatever the number of inputs.
-        statusIntervalFrames = BandGrouping.statusIntervalFrames(outputRateHz: configuration.outputRateHz) * inputRenderers.count
+        statusIntervalFrames = BandGrouping.statusIntervalFrames(outputRateHz: configuration.outputRateHz)
         pollNanoseconds = Int(configuration.pollIntervalMilliseconds * 1_000_000)
         targetCounters = (0..<transport.count).map { _ in TargetCounters() }
         previousSent = Array(repeating: 0, count: transport.count)
@@ -331,6 +365,7 @@ final class PublisherWorker: @unchecked Sendable {
             // before it is acknowledged.
             let stopping = stopRequested.load(ordering: .acquiring)
             let flushRequest = flushRequested.load(ordering: .acquiring)
+            applyInputChanges()
             publishNotices()
             publishNewBeats()
             let now = Self.monotonicNanoseconds()
@@ -340,9 +375,9 @@ final class PublisherWorker: @unchecked Sendable {
                 publishNewBeats()
                 // A frame of an input slot the publisher does not know (none today) is dropped.
                 let slot = Int(frame.inputIndex)
-                guard inputs.indices.contains(slot) else { continue }
-                publish(inputs[slot], first: slot == 0)
-                if slot == 0 { frameObserver?(frame) }
+                guard inputs.indices.contains(slot), let input = inputs[slot] else { continue }
+                publish(input, first: slot == firstSlot)
+                if slot == firstSlot { frameObserver?(frame) }
                 popped = true
             }
             if popped {
@@ -382,6 +417,24 @@ final class PublisherWorker: @unchecked Sendable {
         statusMessagesSent.add(1, ordering: .relaxed)
     }
 
+    /// Takes the inputs added and removed since the last pass. A new input skips the beat its
+    /// slot's mailbox may still hold from a former input.
+    private func applyInputChanges() {
+        let changes = inputChanges.withLock { queue in
+            defer { queue.removeAll() }
+            return queue
+        }
+        for change in changes {
+            let slot = change.slot
+            inputs[slot] = change.renderers.map { renderers in
+                let input = PublisherInput(renderers: renderers.map { (renderer: $0.0, targets: $0.1) }, beats: slot < beatMailboxes.count ? beatMailboxes[slot] : nil)
+                _ = input.beats?.take(after: &input.beatSequence)
+                return input
+            }
+        }
+        if !changes.isEmpty { firstSlot = inputs.firstIndex { $0 != nil } ?? 0 }
+    }
+
     /// Sends the waiting control acknowledgements as plain messages to every OSC target.
     private func publishNotices() {
         let waiting = notices.withLock { queue -> [(address: String, text: String)] in
@@ -402,7 +455,7 @@ final class PublisherWorker: @unchecked Sendable {
     /// Sends what each input's mailbox beat moves, if it is new.
     private func publishNewBeats() {
         guard !blackoutRequested.load(ordering: .relaxed) else { return }
-        for input in inputs {
+        for case let input? in inputs {
             guard let beats = input.beats, let event = beats.take(after: &input.beatSequence) else { continue }
             let tag = timeTag(captureMicroseconds: event.captureTimeMicroseconds)
             for (renderer, targets) in input.renderers where renderer.sendsOnBeats {
@@ -417,7 +470,8 @@ final class PublisherWorker: @unchecked Sendable {
         return OSCTimeTag.converting(captureMicroseconds: captureMicroseconds, captureClockNowMicroseconds: captureNow, wallNow: wallNow)
     }
 
-    /// Sends `frame`, of `input` (`first`: slot 0, which alone feeds WLED).
+    /// Sends `frame`, of `input` (`first`: the first input's, which count the status interval
+    /// and alone feed WLED).
     private func publish(_ input: PublisherInput, first: Bool) {
         // 0) Blackout: one frame of zeros through every output (every light off), then silence.
         if blackoutRequested.load(ordering: .relaxed) {
@@ -434,16 +488,17 @@ final class PublisherWorker: @unchecked Sendable {
         }
         input.lastFrame = frame
 
-        // 1) Status once per second of audio (counted in frames), with every target's state
-        //    over that second: in this frame's bundle, or (named inputs) alone under the prefix.
-        let isStatusFrame = framesUntilStatus == 0
+        // 1) Status once per second of audio (counted in the first input's frames), with every
+        //    target's state over that second: in this frame's bundle, or (named inputs) alone
+        //    under the prefix.
+        let isStatusFrame = first && framesUntilStatus == 0
         if isStatusFrame {
             framesUntilStatus = statusIntervalFrames
             if let status { context.status = status() }
             updateTargetHealth()
             if status != nil { statusMessagesSent.add(1, ordering: .relaxed) }
         }
-        framesUntilStatus -= 1
+        if first { framesUntilStatus -= 1 }
         context.isStatusFrame = isStatusFrame && !statusApart
         if isStatusFrame && statusApart {
             context.isStatusFrame = true

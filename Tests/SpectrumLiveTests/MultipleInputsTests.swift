@@ -1,3 +1,4 @@
+import CAllocationCounter
 import Foundation
 import SpectrumDSP
 import SpectrumTestSupport
@@ -63,6 +64,78 @@ struct MultipleInputs {
         // Hops 800 frames long, the four 200 frames apart: at most one ends in a 64-frame cycle
         // (unstaggered, all four would end in the same one).
         #expect(status.mostFramesInOneCycle == 1)
+    }
+
+    @Test("Inputs added, re-pointed and removed while running: the new one analyses its tone; removal stops its frames and unregisters its port; 0 allocations on the process thread")
+    func addRepointRemove() async throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 128)
+        defer { server.stop() }
+        let low = try ToneClient(serverName: server.name, clientName: "low", frequencyHz: 250)
+        defer { low.stop() }
+        let high = try ToneClient(serverName: server.name, clientName: "high", frequencyHz: 4000)
+        defer { high.stop() }
+        let lowBand = try expectedBand(frequencyHz: 250, sampleRateHz: 48_000)
+        let highBand = try expectedBand(frequencyHz: 4000, sampleRateHz: 48_000)
+        let allocationsBefore = allocation_tally_allocations(processThreadTally)
+        let freesBefore = allocation_tally_frees(processThreadTally)
+        var configuration = liveConfiguration(server: server)
+        configuration.inputs = [LiveInput(name: "kick", sources: [low.outputPortName])]
+        let client = try LiveClient(configuration: configuration, processCallback: countingProcess)
+        defer { client.stop() }
+        /// The newest frame of `slot` among `count` frames collected from now on.
+        func newest(_ slot: Int32, over count: Int = 60) async -> AnalysisFrame? {
+            _ = drain(client)
+            return await collect(count, from: client).last { $0.inputIndex == slot }
+        }
+
+        // Add: its own port, connected, analysed.
+        let slot = try client.addInput(LiveInput(name: "bass", sources: [high.outputPortName]))
+        #expect(slot == 1)
+        #expect(client.inputNames == ["kick", "bass"])
+        #expect(client.portNames == ["\(client.clientName):kick", "\(client.clientName):bass"])
+        #expect(client.connections() == [[low.outputPortName], [high.outputPortName]])
+        #expect(try server.listPorts().contains("\(client.clientName):bass"))
+        try await Task.sleep(for: .milliseconds(300))
+        let added = try #require(await newest(1))
+        #expect(OfflineDriver.loudestBand(added) == highBand)
+        #expect(OfflineDriver.loudestBand(try #require(await newest(0))) == lowBand)
+
+        // Re-point kick to the high tone: its connection is replaced (and remembered instead).
+        #expect(try client.addInput(LiveInput(name: "kick", sources: [high.outputPortName])) == 0)
+        #expect(client.connections() == [[high.outputPortName], [high.outputPortName]])
+        #expect(client.rememberedConnections().filter { $0.inputIndex == 0 }.map(\.source) == [high.outputPortName])
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(OfflineDriver.loudestBand(try #require(await newest(0))) == highBand)
+
+        // Remove: no more frames from it, its port is gone, its connections forgotten.
+        #expect(try client.removeInput(named: "bass") == 1)
+        #expect(client.inputNames == ["kick"])
+        #expect(!(try server.listPorts().contains("\(client.clientName):bass")))
+        #expect(client.rememberedConnections().allSatisfy { $0.inputIndex == 0 })
+        _ = drain(client)
+        let after = await collect(60, from: client)
+        #expect(after.count >= 60)
+        #expect(after.allSatisfy { $0.inputIndex == 0 }, "frames of the removed input after its removal")
+        #expect(await eventually(within: 2) { client.retiredAnalyzerCount == 0 })
+        #expect(throws: LiveClientError.self) { try client.removeInput(named: "bass") }
+
+        // Added again: the slot is reused.
+        #expect(try client.addInput(LiveInput(name: "vocal")) == 1)
+        #expect(await newest(1) != nil)
+        client.stop()
+        #expect(allocation_tally_allocations(processThreadTally) - allocationsBefore == 0, "allocations on the process thread")
+        #expect(allocation_tally_frees(processThreadTally) - freesBefore == 0, "frees on the process thread")
+    }
+
+    @Test("A client started with one unnamed input refuses inputs at run time in one line")
+    func unnamedRefusesAdd() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let client = try LiveClient(configuration: liveConfiguration(server: server))
+        defer { client.stop() }
+        let error = #expect(throws: LiveClientError.self) { try client.addInput(LiveInput(name: "bass")) }
+        #expect(error?.description.contains("--input NAME") == true)
+        #expect(client.portNames == ["\(client.clientName):in"])
     }
 
     @Test("The stagger spreads any number of inputs evenly over the hop")
