@@ -30,6 +30,8 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// change of the slots, too.
     private let names: Mutex<[String?]>
     private let sampleRateBits: Atomic<UInt64>
+    /// `LiveConfiguration.staggersInputHops`.
+    private let staggersHops: Bool
     private let counters: UnsafeMutablePointer<LiveCounters>
     private let retired = Mutex<[RetiredAnalyzer]>([])
     private let failure = Mutex<String?>(nil)
@@ -43,9 +45,10 @@ final class AnalyzerExchange: @unchecked Sendable {
     }
 
     /// Builds the first analysers, one per non-nil name. Allocates.
-    init(configuration: AnalysisConfiguration, inputNames: [String?], sampleRateHz: Double,
+    init(configuration: AnalysisConfiguration, inputNames: [String?], sampleRateHz: Double, staggersHops: Bool = true,
          counters: UnsafeMutablePointer<LiveCounters>) throws(AnalysisConfigurationError) {
         precondition(!inputNames.isEmpty)
+        self.staggersHops = staggersHops
         configurationStore = Mutex(configuration)
         self.counters = counters
         capacity = inputNames.count
@@ -53,7 +56,8 @@ final class AnalyzerExchange: @unchecked Sendable {
         for (slot, name) in inputNames.enumerated() {
             do {
                 built.append(try name.map { _ throws(AnalysisConfigurationError) in
-                    try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz, staggerFraction: Self.staggerFraction(slot: slot))
+                    try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz,
+                                          staggerFraction: staggersHops ? Self.staggerFraction(slot: slot) : 0)
                 })
             } catch {
                 for analyzer in built.compactMap({ $0 }) { Self.destroy(analyzer) }
@@ -82,6 +86,9 @@ final class AnalyzerExchange: @unchecked Sendable {
         }
         return pointer
     }
+
+    /// Slot `slot`'s stagger: `staggerFraction(slot:)`, or 0 when `staggersHops` is off.
+    private func staggerFraction(slot: Int) -> Double { staggersHops ? Self.staggerFraction(slot: slot) : 0 }
 
     /// Where slot `slot`'s hops sit, as a fraction of a hop: the base-2 van der Corput sequence
     /// (0, 1/2, 1/4, 3/4, 1/8, 5/8, …), so any number of inputs, added in any order, are spread
@@ -139,7 +146,7 @@ final class AnalyzerExchange: @unchecked Sendable {
             do throws(AnalysisConfigurationError) {
                 for (slot, name) in names.enumerated() where name != nil {
                     fresh.append((slot, try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz,
-                                                              staggerFraction: Self.staggerFraction(slot: slot))))
+                                                              staggerFraction: staggerFraction(slot: slot))))
                 }
             } catch {
                 for built in fresh { Self.destroy(built.analyzer) }
@@ -166,7 +173,7 @@ final class AnalyzerExchange: @unchecked Sendable {
             }
             let analyzer: UnsafeMutablePointer<Analyzer>
             do throws(AnalysisConfigurationError) {
-                analyzer = try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz, staggerFraction: Self.staggerFraction(slot: slot))
+                analyzer = try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz, staggerFraction: staggerFraction(slot: slot))
             } catch {
                 return .failure(LiveClientError(.analysis, "input \(name): \(error.description)"))
             }

@@ -94,7 +94,8 @@ public final class LiveClient: @unchecked Sendable {
         counters.pointee.periodFrames.store(jack_get_buffer_size(client), ordering: .relaxed)
         let exchange: AnalyzerExchange
         do {
-            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputSlots, sampleRateHz: Double(sampleRate), counters: counters)
+            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputSlots, sampleRateHz: Double(sampleRate),
+                                           staggersHops: configuration.staggersInputHops, counters: counters)
         } catch {
             jack_client_close(client)
             Self.free(counters)

@@ -17,6 +17,10 @@ public struct LiveConfiguration: Sendable, Equatable {
     /// tagged with its index (`AnalysisFrame.inputIndex`). Empty: one unnamed input, ports
     /// `in`/`in_k` as always. Names are validated by `LiveInput.validate`.
     public var inputs: [LiveInput] = []
+    /// Offset each input's hops by `AnalyzerExchange.staggerFraction(slot:)` of a hop, so the
+    /// inputs' heavy stages fall in different JACK cycles. Off only to measure what it saves
+    /// (`SpectrumBench inputs-callback`).
+    public var staggersInputHops = true
     public var analysis = AnalysisConfiguration()
     /// Frames the ring holds for the consumer (at 60 frames/s, 256 ≈ 4 s of backlog).
     public var ringCapacity: Int = 256

@@ -61,9 +61,17 @@ struct MultipleInputs {
         #expect(Set(frames.map(\.inputIndex)) == [0, 1, 2, 3])
         let status = client.status()
         #expect(status.framesPushed >= 200)
-        // Hops 800 frames long, the four 200 frames apart: at most one ends in a 64-frame cycle
-        // (unstaggered, all four would end in the same one).
+        // Hops 800 frames long, the four 200 frames apart: at most one ends in a 64-frame cycle.
         #expect(status.mostFramesInOneCycle == 1)
+        client.stop()
+
+        // Unstaggered, all four end in the same cycle.
+        configuration.staggersInputHops = false
+        configuration.clientName = "unstaggered"
+        let unstaggered = try LiveClient(configuration: configuration)
+        defer { unstaggered.stop() }
+        _ = await collect(240, from: unstaggered)
+        #expect(unstaggered.status().mostFramesInOneCycle == 4)
     }
 
     @Test("Inputs added, re-pointed and removed while running: the new one analyses its tone; removal stops its frames and unregisters its port; 0 allocations on the process thread")
