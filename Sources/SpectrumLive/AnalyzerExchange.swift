@@ -109,12 +109,6 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// Sample rate of the analysers now in the slots.
     var sampleRateHz: Double { Double(bitPattern: sampleRateBits.load(ordering: .acquiring)) }
 
-    /// Frames per analysis hop (every input has the same).
-    var hopFrames: Int {
-        guard let analyzer = (0..<capacity).lazy.compactMap({ self.slots[$0].load(ordering: .acquiring) }).first else { return 0 }
-        return analyzer.pointee.hopFrames
-    }
-
     /// Each slot's input name (nil: empty).
     var inputNames: [String?] { names.withLock { $0 } }
 

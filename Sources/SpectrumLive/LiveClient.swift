@@ -361,22 +361,24 @@ public final class LiveClient: @unchecked Sendable {
         return channelCount == 1 ? base : "\(base)_\(channel + 1)"
     }
 
-    /// The connections to make at start (by flattened port index): `connections` over all
-    /// ports in order, then each named input's own sources.
+    /// The connections to make at start (by flattened port index): `connections` over the
+    /// inputs' ports in order, then each named input's own sources.
     private static func connectionPlan(_ configuration: LiveConfiguration, client: OpaquePointer) throws(LiveClientError) -> [ConnectionMemory.Connection] {
         let channels = configuration.channelCount
-        let portCount = configuration.inputSlots.count * channels
+        // The ports of the inputs there are (flattened indices), in order.
+        let portIndices = configuration.inputSlots.enumerated().filter { $0.element != nil }
+            .flatMap { slot, _ in (slot * channels) ..< ((slot + 1) * channels) }
         var plan: [ConnectionMemory.Connection] = []
         switch configuration.connections {
         case .none:
             break
         case .physicalCapture:
             let physical = ports(client, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue))
-            plan = physical.prefix(portCount).enumerated().map { ConnectionMemory.Connection(source: $1, inputIndex: $0) }
+            plan = zip(physical, portIndices).map { ConnectionMemory.Connection(source: $0, inputIndex: $1) }
         case .ports(let sources):
             for (index, source) in sources.enumerated() {
                 try checkSource(source, client: client)
-                plan.append(ConnectionMemory.Connection(source: source, inputIndex: index % portCount))
+                plan.append(ConnectionMemory.Connection(source: source, inputIndex: portIndices[index % portIndices.count]))
             }
         }
         for (slot, input) in configuration.inputs.enumerated() {

@@ -135,6 +135,23 @@ struct MultipleInputs {
         #expect(allocation_tally_frees(processThreadTally) - freesBefore == 0, "frees on the process thread")
     }
 
+    @Test("The default connections go to the inputs' ports in order, never to an empty slot")
+    func physicalCaptureToNamedInputs() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        var configuration = liveConfiguration(server: server, connections: .physicalCapture)
+        // The dummy driver has two capture ports: one input takes the first, the second is left.
+        configuration.inputs = [LiveInput(name: "kick")]
+        let one = try LiveClient(configuration: configuration)
+        defer { one.stop() }
+        #expect(one.connections() == [["system:capture_1"]])
+        configuration.inputs = [LiveInput(name: "kick"), LiveInput(name: "bass")]
+        configuration.clientName = "two"
+        let two = try LiveClient(configuration: configuration)
+        defer { two.stop() }
+        #expect(two.connections() == [["system:capture_1"], ["system:capture_2"]])
+    }
+
     @Test("A client started with one unnamed input refuses inputs at run time in one line")
     func unnamedRefusesAdd() throws {
         let server = try PrivateJackServer()
