@@ -45,7 +45,7 @@ struct RunCommand: ParsableCommand {
     @OptionGroup(title: "JACK") var jack: JackOptions
 
     @Option(name: .customLong("input"), help: ArgumentHelp(
-        "A named input (repeatable): its own port (spectrum:NAME), analyser and addresses <prefix>/NAME/…, connected from SOURCE_PORT if given and reconnected like --connect. One process and client for all; their hops are staggered. Names: letters, digits, _ and -.",
+        "A named input (repeatable): its own port (spectrum:NAME), analyser and addresses <prefix>/NAME/…, connected from SOURCE_PORT if given and reconnected like --connect. One process and client for all; their hops are staggered. Names: letters, digits, _ and -. Replaces a preset's inputs: list.",
         valueName: "name[=source_port]"))
     var inputTexts: [String] = []
 
@@ -96,6 +96,18 @@ struct RunCommand: ParsableCommand {
         try inputTexts.map { text throws(LiveClientError) in try LiveInput.parse(text).get() }
     }
 
+    /// The inputs to run: `--input` when given, else the preset's `inputs:` list (checked, its
+    /// file named in the error line).
+    func inputs(presetPath: String?) throws -> [LiveInput] {
+        guard inputTexts.isEmpty, let presetPath else { return try inputs() }
+        let inputs = try InputsLoader.load(path: presetPath).map { LiveInput(name: $0.name, sources: $0.source.map { [$0] } ?? []) }
+        try LiveInput.validate(inputs, origin: "\(presetPath): inputs:")
+        if !inputs.isEmpty && !jack.connections.isEmpty {
+            throw ValidationError("--connect: cannot be combined with the inputs of \(presetPath); give each input its source there")
+        }
+        return inputs
+    }
+
     /// `[HOST:]PORT` → (host, port); host 127.0.0.1 unless given.
     static func controlEndpoint(_ text: String) -> (host: String, port: UInt16)? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
@@ -124,7 +136,7 @@ struct RunCommand: ParsableCommand {
             publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
             let controlEndpoint = control.flatMap(Self.controlEndpoint)
             let web = http.flatMap(Self.controlEndpoint).map { LiveSession.WebOptions(host: $0.host, port: Int($0.port), control: controlEndpoint) }
-            session = try LiveSession(jack: jack, inputs: try inputs(), analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
+            session = try LiveSession(jack: jack, inputs: try inputs(presetPath: presetOptions.presetPath()), analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
                                      link: tempoOut.link ? (tempoOut.linkLead ? .lead : .follow) : .off)
         } catch {
             managed?.refuse(.general, "\(error)")

@@ -98,15 +98,16 @@ public struct LiveInput: Sendable, Equatable {
     }
 
     /// Checks a list of inputs: each name valid, none twice, at most `maximumInputCount`.
-    public static func validate(_ inputs: [LiveInput]) throws(LiveClientError) {
+    /// `origin` names where they came from in the error line (`--input`, a preset's inputs).
+    public static func validate(_ inputs: [LiveInput], origin: String = "--input") throws(LiveClientError) {
         guard inputs.count <= LiveConfiguration.maximumInputCount else {
-            throw LiveClientError(.invalidConfiguration, "--input: \(inputs.count) inputs, expected at most \(LiveConfiguration.maximumInputCount)")
+            throw LiveClientError(.invalidConfiguration, "\(origin): \(inputs.count) inputs, expected at most \(LiveConfiguration.maximumInputCount)")
         }
         var seen: Set<String> = []
         for input in inputs {
-            if let problem = input.nameProblem { throw LiveClientError(.invalidConfiguration, "--input \(input.name): \(problem)") }
+            if let problem = input.nameProblem { throw LiveClientError(.invalidConfiguration, "\(origin) \(input.name): \(problem)") }
             guard seen.insert(input.name).inserted else {
-                throw LiveClientError(.invalidConfiguration, "--input \(input.name): the name is given twice; each input needs its own")
+                throw LiveClientError(.invalidConfiguration, "\(origin) \(input.name): the name is given twice; each input needs its own")
             }
         }
     }

@@ -91,6 +91,40 @@ import Testing
         }
     }
 
+    @Test func aPresetsInputsListGivesTheInputsAndABadNameIsOneLineNamingTheFile() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let low = try ToneClient(serverName: server.name, clientName: "low", frequencyHz: 250)
+        defer { low.stop() }
+        let high = try ToneClient(serverName: server.name, clientName: "high", frequencyHz: 4_000)
+        defer { high.stop() }
+        let scratch = try ScratchDirectory()
+        let preset = try scratch.write("rig.yaml", """
+            inputs:
+              - name: kick
+                source: \(low.outputPortName)
+              - name: hats
+                source: \(high.outputPortName)
+            """)
+        let receiver = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--preset", preset, "--osc", "127.0.0.1:\(receiver.port)", "--duration", "2", "--quiet"])
+        receiver.receive(timeoutSeconds: 5) { !spectrum.process.isRunning }
+        receiver.drain(seconds: 0.1)
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0, "\(result.standardError)")
+        for (name, frequencyHz) in [("kick", 250.0), ("hats", 4_000.0)] {
+            let all = receiver.bundles.compactMap { $0.message("/spectrum/\(name)/bands")?.floats }
+            let bands = try #require(all.last, "\(name)")
+            #expect(bands.indices.max { bands[$0] < bands[$1] } == (try Self.band(of: frequencyHz)), "\(name)")
+        }
+
+        let bad = try scratch.write("bad.yaml", "inputs:\n  - name: kick\n  - name: kick\n")
+        let refused = try SpectrumProcess.run(["run", "--server", server.name, "--preset", bad, "--duration", "1"])
+        #expect(refused.status != 0)
+        #expect(refused.standardErrorLines.count == 1, "\(refused.standardError)")
+        #expect(refused.standardError.contains("\(bad): inputs: kick: the name is given twice"), "\(refused.standardError)")
+    }
+
     @Test func beatsGoOutOnTheirOwnOnceEachAndSIGUSR1RelearnsTheTempo() throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
