@@ -78,11 +78,15 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
         counters.pointee.mostFramesInOneCycle.store(completed, ordering: .relaxed)
     }
 
-    // 3) MIDI clock from the beat grid as it stands after this cycle's analysis.
-    if let port = context.pointee.midiClockPort, let midiClock = context.pointee.midiClock, let clockAnalyzer {
-        let latency = Double(counters.pointee.captureLatencyFrames.load(ordering: .relaxed))
-            + Double(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed))
-        let grid = midiClockGrid(midiClock, analyzer: clockAnalyzer, cycleStartStreamFrame: clockCycleStartStreamFrame, latencyFrames: latency)
+    // 3) MIDI clock from the beat grid as it stands after this cycle's analysis (no grid while
+    //    slot 0 has no input: the port is still cleared, as JACK requires every cycle).
+    if let port = context.pointee.midiClockPort, let midiClock = context.pointee.midiClock {
+        var grid = MidiClockGrid.unlocked
+        if let clockAnalyzer {
+            let latency = Double(counters.pointee.captureLatencyFrames.load(ordering: .relaxed))
+                + Double(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed))
+            grid = midiClockGrid(midiClock, analyzer: clockAnalyzer, cycleStartStreamFrame: clockCycleStartStreamFrame, latencyFrames: latency)
+        }
         runMidiClock(midiClock, port: port, frameCount: frameCount, grid: grid, counters: counters)
     }
 
