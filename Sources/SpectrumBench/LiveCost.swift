@@ -149,7 +149,7 @@ enum BeatDelay {
                 defer { rig.stop() }
                 let receiver = OSCReceiver()
                 let publisher = try FramePublisher(configuration: PublisherConfiguration(targets: [receiver.target]), ring: rig.client.frames,
-                                                 beats: useMailbox ? rig.client.beats : nil,
+                                                 beats: useMailbox ? [rig.client.beats] : [],
                                                  captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() })
                 try publisher.start()
                 defer { publisher.stop() }

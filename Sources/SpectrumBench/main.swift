@@ -11,6 +11,9 @@
 //   SpectrumBench reconnect [RESTARTS] `spectrum run` through JACK server restarts (binary: $SPECTRUM or .build/release/spectrum)
 //   SpectrumBench clock [SECONDS]     MIDI clock ticks against the click's grid (frames), 120 and 128 BPM
 //   SpectrumBench link [SECONDS]      Ableton Link: a peer's beat against the click, 120 BPM (binary: $SPECTRUM or .build/release/spectrum)
+//   SpectrumBench inputs-callback [SECONDS]  process callback at 64 frames with 1, 4 and 16 inputs in one client
+//   SpectrumBench inputs-cpu [SECONDS]       CPU of N inputs in one `spectrum run` against N processes, and jackd's (binary: $SPECTRUM)
+//   SpectrumBench inputs-xruns [SECONDS]     xruns of a private jackd at 64 frames: alone, + a sine client, + spectrum, + 4 inputs (binary: $SPECTRUM)
 //   SpectrumBench wakeups [SECONDS]  CPU cost of an idle thread's wake-ups on this machine
 //   SpectrumBench rhythm              tempo/beat diagnostics on synthetic grooves (not a table)
 import Foundation
@@ -37,12 +40,19 @@ do {
     case "link":
         let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
         print(try LinkTiming.table(spectrum: spectrum, seconds: count ?? 60))
+    case "inputs-callback": print(try InputsCost.callbackTable(seconds: count ?? 10))
+    case "inputs-cpu":
+        let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
+        print(try InputsCost.cpuTable(spectrum: spectrum, seconds: count ?? 20))
+    case "inputs-xruns":
+        let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
+        print(try InputsCost.xrunTable(spectrum: spectrum, seconds: count ?? 300))
     case "wakeups": print(ProcessCost.wakeupTable(seconds: count ?? 5))
     case "rhythm":
         try rhythmDiagnostics(sampleRates: [44_100, 48_000, 96_000], tempos: [70, 100, 120, 128, 140, 174],
                               patterns: [.clicks, .rock, .fourOnTheFloor, .syncopated], seconds: 10)
     default:
-        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency, beats, publisher, web, process, reconnect, clock, link, wakeups or rhythm\n".utf8))
+        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency, beats, publisher, web, process, reconnect, clock, link, inputs-callback, inputs-cpu, inputs-xruns, wakeups or rhythm\n".utf8))
         exit(2)
     }
 } catch {

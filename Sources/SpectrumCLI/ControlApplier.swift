@@ -63,6 +63,25 @@ final class ControlApplier: Sendable {
             }
             setRange(&configuration, minimum: minimum, maximum: maximum)
             return reconfigure(configuration, String(format: "tap tempo %.1f BPM: the tempo is learnt again within %.0f–%.0f BPM", bpm, minimum, maximum))
+        case .addInput(let name, let source):
+            do {
+                let existed = client.inputNames.contains(name)
+                let slot = try client.addInput(LiveInput(name: name, sources: source.isEmpty ? [] : [source]))
+                if !existed { try publisher.setInput(slot: slot, name: name) }
+                let prefix = publisher.configuration.prefix
+                let connection = source.isEmpty ? "not connected" : "from \(source)"
+                return .success(existed ? "input \(name) re-pointed, \(connection)" : "input \(name) added under \(prefix)/\(name), \(connection)")
+            } catch {
+                return .failure(ControlRejection("\(error)"))
+            }
+        case .removeInput(let name):
+            do {
+                let slot = try client.removeInput(named: name)
+                try publisher.setInput(slot: slot, name: nil)
+                return .success("input \(name) removed")
+            } catch {
+                return .failure(ControlRejection("\(error)"))
+            }
         case .preset(let name):
             do {
                 let path = try PresetLocator.forCurrentProcess().resolve(name)

@@ -48,13 +48,16 @@ final class LiveSession: @unchecked Sendable {
 
     /// Opens the client (activated and connected), the web server and the Link peer if asked, and starts the
     /// publisher. Throws errors whose description is one line.
-    init(jack: JackOptions, analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil,
+    /// `inputs`: the named inputs (`--input`); empty for the one unnamed input. Named inputs
+    /// connect only their own sources.
+    init(jack: JackOptions, inputs: [LiveInput] = [], analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil,
          midiClock: Bool = false, link linkMode: LinkMode = .off) throws {
         var configuration = LiveConfiguration()
         configuration.clientName = jack.name
         configuration.serverName = jack.server
         configuration.channelCount = jack.channels
-        configuration.connections = jack.connectionPlan
+        configuration.inputs = jack.noConnect ? inputs.map { LiveInput(name: $0.name) } : inputs
+        configuration.connections = inputs.isEmpty ? jack.connectionPlan : .none
         configuration.analysis = analysis
         configuration.reconnects = !jack.noReconnect
         configuration.midiClock = midiClock
@@ -76,6 +79,7 @@ final class LiveSession: @unchecked Sendable {
         if midiClock { osc.messages.insert(.midiClockStatus) }
         if link != nil { osc.messages.insert(.linkStatus) }
         osc.sampleRateHz = client.sampleRateHz
+        osc.inputNames = client.inputSlots
         osc.bandCentreFrequenciesHz = analysis.spectrum.bandCentreFrequenciesHz
         let web: WebServer?
         do {
@@ -93,7 +97,7 @@ final class LiveSession: @unchecked Sendable {
         self.web = web
         do {
             publisher = try FramePublisher(
-                configuration: osc, ring: client.frames, beats: client.beats,
+                configuration: osc, ring: client.frames, beats: client.beatMailboxes,
                 captureClock: CaptureClock { LiveClient.currentTimeMicroseconds() },
                 status: {
                     let status = client.status()

@@ -13,7 +13,8 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Analyse JACK input in real time and send it over OSC.",
         discussion: """
-            Joins a running JACK server (it never starts one), analyses the input inside the \
+            Joins a running JACK server (it never starts one), analyses the input (or each \
+            --input, under <prefix>/NAME) inside the \
             process callback, and sends one OSC bundle per frame (60 per second by default) to \
             every --osc target: 128 bands, peaks, grouped bands for lights, level, pitch, \
             onsets, the tempo (BPM) and beat phase, and a status message once per second; every \
@@ -36,10 +37,18 @@ struct RunCommand: ParsableCommand {
               spectrum run --osc 239.0.0.1:9000 --osc-interface eth0 --preset stage
               spectrum run --http 8080            # then open http://127.0.0.1:8080/
               spectrum run --midi-clock --link     # tempo out: MIDI clock and Ableton Link
+              spectrum run --input kick=system:capture_1 --input bass=system:capture_2 \\
+                --osc 127.0.0.1:9000               # /spectrum/kick/…, /spectrum/bass/…
             """
     )
 
     @OptionGroup(title: "JACK") var jack: JackOptions
+
+    @Option(name: .customLong("input"), help: ArgumentHelp(
+        "A named input (repeatable): its own port (spectrum:NAME), analyser and addresses <prefix>/NAME/…, connected from SOURCE_PORT if given and reconnected like --connect. One process and client for all; their hops are staggered. Names: letters, digits, _ and -. Replaces a preset's inputs: list.",
+        valueName: "name[=source_port]"))
+    var inputTexts: [String] = []
+
     @OptionGroup(title: "OSC output") var osc: OscOptions
     @OptionGroup(title: "Analysis") var presetOptions: PresetOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOverrides
@@ -52,7 +61,7 @@ struct RunCommand: ParsableCommand {
     var quiet = false
 
     @Option(name: .customLong("control"), help: ArgumentHelp(
-        "Take OSC control on [HOST:]PORT (host 127.0.0.1 unless given): <prefix>/control/relearn, /tap, /reference f, /lead_ms f, /bpm_range ff, /preset s, /blackout i. Each is answered on <prefix>/status/control (docs/osc.md).",
+        "Take OSC control on [HOST:]PORT (host 127.0.0.1 unless given): <prefix>/control/relearn, /tap, /reference f, /lead_ms f, /bpm_range ff, /preset s, /blackout i, /input/add ss (name, source; with --input), /input/remove s. Each is answered on <prefix>/status/control (docs/osc.md).",
         valueName: "[host:]port"))
     var control: String?
 
@@ -63,12 +72,40 @@ struct RunCommand: ParsableCommand {
 
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration \(duration): expected a number of seconds above 0") }
+        do {
+            try LiveInput.validate(try inputs())
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if !inputTexts.isEmpty && !jack.connections.isEmpty {
+            throw ValidationError("--connect: cannot be combined with --input; give each input its source as --input NAME=SOURCE_PORT")
+        }
+        if !inputTexts.isEmpty && jack.channels > 1 && inputTexts.count * jack.channels > LiveConfiguration.maximumChannelCount {
+            throw ValidationError("--input: \(inputTexts.count) inputs of \(jack.channels) channels, expected at most \(LiveConfiguration.maximumChannelCount) ports in all")
+        }
         if let control, Self.controlEndpoint(control) == nil {
             throw ValidationError("--control \(control): expected [HOST:]PORT with a port from 1 to 65535, e.g. 7771 or 127.0.0.1:7771")
         }
         if let http, Self.controlEndpoint(http) == nil {
             throw ValidationError("--http \(http): expected [HOST:]PORT with a port from 1 to 65535, e.g. 8080 or 0.0.0.0:8080")
         }
+    }
+
+    /// The `--input` values parsed; throws the first bad one's line.
+    func inputs() throws(LiveClientError) -> [LiveInput] {
+        try inputTexts.map { text throws(LiveClientError) in try LiveInput.parse(text).get() }
+    }
+
+    /// The inputs to run: `--input` when given, else the preset's `inputs:` list (checked, its
+    /// file named in the error line).
+    func inputs(presetPath: String?) throws -> [LiveInput] {
+        guard inputTexts.isEmpty, let presetPath else { return try inputs() }
+        let inputs = try InputsLoader.load(path: presetPath).map { LiveInput(name: $0.name, sources: $0.source.map { [$0] } ?? []) }
+        try LiveInput.validate(inputs, origin: "\(presetPath): inputs:")
+        if !inputs.isEmpty && !jack.connections.isEmpty {
+            throw ValidationError("--connect: cannot be combined with the inputs of \(presetPath); give each input its source there")
+        }
+        return inputs
     }
 
     /// `[HOST:]PORT` → (host, port); host 127.0.0.1 unless given.
@@ -99,7 +136,7 @@ struct RunCommand: ParsableCommand {
             publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
             let controlEndpoint = control.flatMap(Self.controlEndpoint)
             let web = http.flatMap(Self.controlEndpoint).map { LiveSession.WebOptions(host: $0.host, port: Int($0.port), control: controlEndpoint) }
-            session = try LiveSession(jack: jack, analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
+            session = try LiveSession(jack: jack, inputs: try inputs(presetPath: presetOptions.presetPath()), analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
                                      link: tempoOut.link ? (tempoOut.linkLead ? .lead : .follow) : .off)
         } catch {
             managed?.refuse(.general, "\(error)")
@@ -142,7 +179,7 @@ struct RunCommand: ParsableCommand {
             + (client.clientNameWasChanged ? " (JACK renamed it from '\(jack.name)')" : "")
             + ", ports \(client.portNames.joined(separator: ", ")), \(Int(client.sampleRateHz)) Hz"]
         lines.append(client.connectedSources.isEmpty
-            ? "spectrum: no input connected (patch with jack_connect or --connect)"
+            ? "spectrum: no input connected (patch with jack_connect, --connect or --input NAME=SOURCE_PORT)"
             : "spectrum: connected from \(client.connectedSources.joined(separator: ", "))")
         let configuration = session.publisher.configuration
         if configuration.targets.isEmpty && configuration.wledTargets.isEmpty {

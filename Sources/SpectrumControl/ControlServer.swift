@@ -16,6 +16,9 @@ public enum ControlCommand: Equatable, Sendable {
     case preset(String)
     /// true: every output sends zeros and stops; false: resume.
     case blackout(Bool)
+    /// Add the named input, or re-point it if it exists; `source` "" connects nothing.
+    case addInput(name: String, source: String)
+    case removeInput(name: String)
 }
 
 /// What became of one control message, as the sender and `/status/control` are told.
@@ -59,6 +62,10 @@ public struct ControlAddress: Sendable, Equatable {
         ControlAddress(name: "preset", typeTags: "s", ranges: [nil], units: ["name or path"], description: "Load a preset by name or path."),
         ControlAddress(name: "blackout", typeTags: "i", ranges: [0...1], units: ["1 = black out, 0 = resume"],
                        description: "1: every output gets one all-zero frame, then nothing; 0: resume."),
+        ControlAddress(name: "input/add", typeTags: "ss", ranges: [nil, nil], units: ["input name", "source port or \"\""],
+                       description: "Add a named input (port, analyser, <prefix>/NAME/…), or re-point an existing one to this source (with --input only)."),
+        ControlAddress(name: "input/remove", typeTags: "s", ranges: [nil], units: ["input name"],
+                       description: "Remove a named input: its messages stop, its port goes."),
     ]
 
     public static let referenceRangeHz: ClosedRange<Double> = 415...466
@@ -92,7 +99,8 @@ public struct ControlStatistics: Equatable, Sendable {
 ///
 /// Addresses, under `prefix`: `/control/relearn`, `/control/tap`, `/control/reference f`
 /// (415–466 Hz), `/control/lead_ms f` (0–500), `/control/bpm_range ff` (30–300, 40–400, min <
-/// max), `/control/preset s`, `/control/blackout i` (0 or 1). Numbers may come as f, i, d or h.
+/// max), `/control/preset s`, `/control/blackout i` (0 or 1), `/control/input/add ss`,
+/// `/control/input/remove s`. Numbers may come as f, i, d or h.
 ///
 /// Never on the JACK thread; `apply` runs on the control thread.
 public final class ControlServer: @unchecked Sendable {
@@ -266,6 +274,18 @@ public final class ControlServer: @unchecked Sendable {
                 command = .success(.preset(text))
             } else {
                 command = .failure(ControlRejection("expected one string (a preset name or path), got \(Self.describe(types))"))
+            }
+        case "input/add":
+            if arguments.count == 2, case .text(let name) = arguments[0], case .text(let source) = arguments[1], !name.isEmpty {
+                command = .success(.addInput(name: name, source: source))
+            } else {
+                command = .failure(ControlRejection("expected two strings (an input name and a source port, or \"\"), got \(Self.describe(types))"))
+            }
+        case "input/remove":
+            if arguments.count == 1, case .text(let name) = arguments[0], !name.isEmpty {
+                command = .success(.removeInput(name: name))
+            } else {
+                command = .failure(ControlRejection("expected one string (an input name), got \(Self.describe(types))"))
             }
         case "blackout":
             if arguments.count == 1, let value = arguments[0].number, value == 0 || value == 1 {

@@ -12,6 +12,9 @@ public struct AnalysisFrame: BitwiseCopyable, Sendable {
     public var captureTimeMicroseconds: UInt64 = 0
     /// Input samples that were NaN or infinite (read as 0) since the analysis started.
     public var nonFiniteSampleCount: UInt64 = 0
+    /// Which input of the live client this frame analyses (its slot, `LiveClient.inputNames`);
+    /// 0 with a single input and offline.
+    public var inputIndex: Int32 = 0
     /// Number of valid entries in `bands` and `peaks`.
     public var bandCount: Int = 0
     /// Smoothed, auto-levelled band values, 0..1.

@@ -38,10 +38,18 @@ public struct FrameRing: @unchecked Sendable {
     /// Producer side. Copies `frame` in; false (and nothing written) when full. Real-time safe.
     @_noLocks
     public func push(_ frame: UnsafePointer<AnalysisFrame>) -> Bool {
+        push(frame, inputIndex: frame.pointee.inputIndex)
+    }
+
+    /// Producer side: as `push(_:)`, with the copy's `inputIndex` set to `inputIndex` (the live
+    /// client's input the frame belongs to). Real-time safe.
+    @_noLocks
+    public func push(_ frame: UnsafePointer<AnalysisFrame>, inputIndex: Int32) -> Bool {
         let written = writeCount.pointee.load(ordering: .relaxed)
         let read = readCount.pointee.load(ordering: .acquiring)
         guard written - read < capacity else { return false }
         slots[written % capacity] = frame.pointee
+        slots[written % capacity].inputIndex = inputIndex
         writeCount.pointee.store(written + 1, ordering: .releasing)
         return true
     }

@@ -1,13 +1,18 @@
 import SpectrumDSP
 import Synchronization
 
-/// Replaces the analyser the process callback uses, off the real-time thread.
+/// The inputs' analysers and their replacement, off the real-time thread.
+///
+/// One analyser slot per input slot (`capacity` of them; an empty slot is nil and skipped by the
+/// process callback). Every input runs the same configuration; each input's analyser starts
+/// `staggerFraction(slot:)` of a hop into its first hop, so the inputs' heavy stages (the
+/// spectrum and rhythm at each hop) fall in different JACK cycles.
 ///
 /// Protocol (docs/live.md):
-/// 1. Build the new `Analyzer` here (allocates, plans FFTs).
-/// 2. `exchange` it into the slot (sequentially consistent). The process callback loads the
+/// 1. Build the new `Analyzer`s here (allocates, plans FFTs).
+/// 2. `exchange` each into its slot (sequentially consistent). The process callback loads each
 ///    slot once per cycle, after incrementing `callbacksEntered` (both sequentially consistent).
-/// 3. Read `callbacksEntered` = E. Any cycle that may still hold the old analyser has a number
+/// 3. Read `callbacksEntered` = E. Any cycle that may still hold an old analyser has a number
 ///    ≤ E, and cycles run one at a time, so once `callbacksCompleted` ≥ E none can.
 /// 4. Retired analysers are freed by `reclaim()` when that holds (on the next swap, on every
 ///    `LiveClient.status()`, and unconditionally after `jack_client_close`). Nothing here waits
@@ -16,9 +21,17 @@ import Synchronization
 /// Not real-time safe: all methods allocate or lock. Thread-safe.
 final class AnalyzerExchange: @unchecked Sendable {
     private let configurationStore: Mutex<AnalysisConfiguration>
-    /// The configuration the current (and any rebuilt) analyser is made from.
+    /// The configuration the current (and any rebuilt) analysers are made from.
     var configuration: AnalysisConfiguration { configurationStore.withLock { $0 } }
-    let slot: UnsafeMutablePointer<Atomic<UnsafeMutablePointer<Analyzer>>>
+    /// `capacity` analyser slots (nil: no input in that slot).
+    let slots: UnsafeMutablePointer<Atomic<UnsafeMutablePointer<Analyzer>?>>
+    let capacity: Int
+    /// Each slot's input name (nil: empty; "" for the single unnamed input). Serialises every
+    /// change of the slots, too.
+    private let names: Mutex<[String?]>
+    private let sampleRateBits: Atomic<UInt64>
+    /// `LiveConfiguration.staggersInputHops`.
+    private let staggersHops: Bool
     private let counters: UnsafeMutablePointer<LiveCounters>
     private let retired = Mutex<[RetiredAnalyzer]>([])
     private let failure = Mutex<String?>(nil)
@@ -31,34 +44,80 @@ final class AnalyzerExchange: @unchecked Sendable {
         let epoch: UInt64
     }
 
-    /// Builds the first analyser. Allocates.
-    init(configuration: AnalysisConfiguration, sampleRateHz: Double, counters: UnsafeMutablePointer<LiveCounters>) throws(AnalysisConfigurationError) {
+    /// Builds the first analysers, one per non-nil name. Allocates.
+    init(configuration: AnalysisConfiguration, inputNames: [String?], sampleRateHz: Double, staggersHops: Bool = true,
+         counters: UnsafeMutablePointer<LiveCounters>) throws(AnalysisConfigurationError) {
+        precondition(!inputNames.isEmpty)
+        self.staggersHops = staggersHops
         configurationStore = Mutex(configuration)
         self.counters = counters
-        let first = try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz)
-        slot = .allocate(capacity: 1)
-        slot.initialize(to: Atomic(first))
+        capacity = inputNames.count
+        var built: [UnsafeMutablePointer<Analyzer>?] = []
+        for (slot, name) in inputNames.enumerated() {
+            do {
+                built.append(try name.map { _ throws(AnalysisConfigurationError) in
+                    try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz,
+                                          staggerFraction: staggersHops ? Self.staggerFraction(slot: slot) : 0)
+                })
+            } catch {
+                for analyzer in built.compactMap({ $0 }) { Self.destroy(analyzer) }
+                throw error
+            }
+        }
+        slots = .allocate(capacity: inputNames.count)
+        for (slot, analyzer) in built.enumerated() { (slots + slot).initialize(to: Atomic(analyzer)) }
+        names = Mutex(inputNames)
+        sampleRateBits = Atomic(sampleRateHz.bitPattern)
     }
 
-    static func makeAnalyzer(configuration: AnalysisConfiguration, sampleRateHz: Double) throws(AnalysisConfigurationError) -> UnsafeMutablePointer<Analyzer> {
+    /// An analyser that has already taken `staggerFraction` of a hop of silence, so its hops end
+    /// that much earlier in the stream than an unstaggered one's. Allocates.
+    static func makeAnalyzer(configuration: AnalysisConfiguration, sampleRateHz: Double, staggerFraction: Double = 0) throws(AnalysisConfigurationError) -> UnsafeMutablePointer<Analyzer> {
         let analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
         let pointer = UnsafeMutablePointer<Analyzer>.allocate(capacity: 1)
         pointer.initialize(to: analyzer)
+        let stagger = staggerFrames(hopFrames: pointer.pointee.hopFrames, fraction: staggerFraction)
+        if stagger > 0 {
+            let silence = [Float](repeating: 0, count: stagger)
+            silence.withUnsafeBufferPointer { buffer in
+                var taken = 0
+                while taken < stagger { taken += pointer.pointee.consume(buffer.baseAddress! + taken, frameCount: stagger - taken).consumed }
+            }
+        }
         return pointer
     }
 
-    /// Sample rate of the analyser now in the slot.
-    var sampleRateHz: Double { slot.pointee.load(ordering: .acquiring).pointee.sampleRateHz }
+    /// Slot `slot`'s stagger: `staggerFraction(slot:)`, or 0 when `staggersHops` is off.
+    private func staggerFraction(slot: Int) -> Double { staggersHops ? Self.staggerFraction(slot: slot) : 0 }
 
-    /// Frames per analysis hop of the analyser now in the slot.
-    var hopFrames: Int { slot.pointee.load(ordering: .acquiring).pointee.hopFrames }
+    /// Where slot `slot`'s hops sit, as a fraction of a hop: the base-2 van der Corput sequence
+    /// (0, 1/2, 1/4, 3/4, 1/8, 5/8, …), so any number of inputs, added in any order, are spread
+    /// evenly over the hop (N inputs, N a power of two: exactly hop/N apart).
+    static func staggerFraction(slot: Int) -> Double {
+        var fraction = 0.0, weight = 0.5, rest = slot
+        while rest > 0 {
+            if rest & 1 == 1 { fraction += weight }
+            weight /= 2
+            rest >>= 1
+        }
+        return fraction
+    }
 
-    /// The last rebuild that failed (the previous analyser stays in use), or nil.
+    /// The stagger in frames of a hop of `hopFrames`.
+    static func staggerFrames(hopFrames: Int, fraction: Double) -> Int { Int((Double(hopFrames) * fraction).rounded(.down)) }
+
+    /// Sample rate of the analysers now in the slots.
+    var sampleRateHz: Double { Double(bitPattern: sampleRateBits.load(ordering: .acquiring)) }
+
+    /// Each slot's input name (nil: empty).
+    var inputNames: [String?] { names.withLock { $0 } }
+
+    /// The last rebuild that failed (the previous analysers stay in use), or nil.
     var lastFailure: String? { failure.withLock { $0 } }
 
-    /// Builds an analyser for `configuration` at the current sample rate and swaps it in (a
-    /// control change or a new preset); the configuration is kept only if the analyser could be
-    /// built. Allocates.
+    /// Builds analysers for `configuration` at the current sample rate and swaps them in (a
+    /// control change or a new preset); the configuration is kept only if they could be built.
+    /// Allocates.
     func install(configuration: AnalysisConfiguration) throws(AnalysisConfigurationError) {
         let previous = configurationStore.withLock { stored in
             defer { stored = configuration }
@@ -72,18 +131,78 @@ final class AnalyzerExchange: @unchecked Sendable {
         }
     }
 
-    /// Builds an analyser for `sampleRateHz` and swaps it in; the old one is retired. Allocates.
+    /// Builds an analyser for every input at `sampleRateHz` and swaps them in (all built first: a
+    /// failure changes nothing); the old ones are retired. Allocates.
     func install(sampleRateHz: Double) throws(AnalysisConfigurationError) {
-        let fresh = try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz)
-        let old = slot.pointee.exchange(fresh, ordering: .sequentiallyConsistent)
-        let epoch = counters.pointee.callbacksEntered.load(ordering: .sequentiallyConsistent)
-        retired.withLock { $0.append(RetiredAnalyzer(analyzer: old, epoch: epoch)) }
+        let configuration = self.configuration
+        let outcome: Result<Void, AnalysisConfigurationError> = names.withLock { names in
+            var fresh: [(slot: Int, analyzer: UnsafeMutablePointer<Analyzer>)] = []
+            do throws(AnalysisConfigurationError) {
+                for (slot, name) in names.enumerated() where name != nil {
+                    fresh.append((slot, try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz,
+                                                              staggerFraction: staggerFraction(slot: slot))))
+                }
+            } catch {
+                for built in fresh { Self.destroy(built.analyzer) }
+                return .failure(error)
+            }
+            for built in fresh { swap(slot: built.slot, to: built.analyzer) }
+            sampleRateBits.store(sampleRateHz.bitPattern, ordering: .releasing)
+            return .success(())
+        }
+        try outcome.get()
         swapCount.add(1, ordering: .relaxed)
         failure.withLock { $0 = nil }
         reclaim()
     }
 
-    /// The sample-rate callback's work: rebuild if the rate differs from the analyser's.
+    /// Builds an analyser for a new input `name` in the first empty slot and puts it there;
+    /// returns the slot. `registerPorts(slot)` runs first, and nothing changes if it throws.
+    /// Throws one line when every slot is taken. Allocates.
+    func add(name: String, registerPorts: (Int) throws(LiveClientError) -> Void) throws(LiveClientError) -> Int {
+        let configuration = self.configuration
+        let outcome: Result<Int, LiveClientError> = names.withLock { names in
+            guard let slot = names.firstIndex(where: { $0 == nil }) else {
+                return .failure(LiveClientError(.invalidConfiguration, "input \(name): all \(capacity) inputs are in use; remove one first"))
+            }
+            let analyzer: UnsafeMutablePointer<Analyzer>
+            do throws(AnalysisConfigurationError) {
+                analyzer = try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz, staggerFraction: staggerFraction(slot: slot))
+            } catch {
+                return .failure(LiveClientError(.analysis, "input \(name): \(error.description)"))
+            }
+            do throws(LiveClientError) {
+                try registerPorts(slot)
+            } catch {
+                Self.destroy(analyzer)
+                return .failure(error)
+            }
+            names[slot] = name
+            swap(slot: slot, to: analyzer)
+            return .success(slot)
+        }
+        return try outcome.get()
+    }
+
+    /// Takes input `slot`'s analyser out (retired like a swapped one) and frees the slot;
+    /// returns `callbacksEntered` just after, the epoch the caller waits for
+    /// (`callbacksCompleted` ≥ it) before touching the slot's ports.
+    func remove(slot: Int) -> UInt64 {
+        names.withLock { names in
+            names[slot] = nil
+            swap(slot: slot, to: nil)
+        }
+        return counters.pointee.callbacksEntered.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// Puts `analyzer` (or nothing) in `slot` and retires what was there. Only under `names`.
+    private func swap(slot: Int, to analyzer: UnsafeMutablePointer<Analyzer>?) {
+        let old = slots[slot].exchange(analyzer, ordering: .sequentiallyConsistent)
+        let epoch = counters.pointee.callbacksEntered.load(ordering: .sequentiallyConsistent)
+        if let old { retired.withLock { $0.append(RetiredAnalyzer(analyzer: old, epoch: epoch)) } }
+    }
+
+    /// The sample-rate callback's work: rebuild if the rate differs from the analysers'.
     func sampleRateChanged(to sampleRateHz: Double) {
         counters.pointee.sampleRateHz.store(UInt32(sampleRateHz), ordering: .relaxed)
         guard sampleRateHz != self.sampleRateHz else { return }
@@ -112,7 +231,7 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// Retired analysers not yet freed.
     var retiredCount: Int { retired.withLock { $0.count } }
 
-    /// Frees everything, current analyser included. Only once no process callback can run
+    /// Frees everything, current analysers included. Only once no process callback can run
     /// (after `jack_client_close`).
     func destroyAll() {
         let all = retired.withLock { list in
@@ -120,9 +239,11 @@ final class AnalyzerExchange: @unchecked Sendable {
             return list.map(\.analyzer)
         }
         for analyzer in all { Self.destroy(analyzer) }
-        Self.destroy(slot.pointee.load(ordering: .acquiring))
-        slot.deinitialize(count: 1)
-        slot.deallocate()
+        for slot in 0..<capacity {
+            if let analyzer = slots[slot].load(ordering: .acquiring) { Self.destroy(analyzer) }
+        }
+        slots.deinitialize(count: capacity)
+        slots.deallocate()
     }
 
     private static func destroy(_ analyzer: UnsafeMutablePointer<Analyzer>) {

@@ -36,6 +36,12 @@ struct ConnectionMemory: Equatable {
         pendingDisconnections.removeAll { $0.connection == connection }
     }
 
+    /// Forgets every connection of our ports `indices` (an input removed or re-pointed).
+    mutating func forget(inputIndices indices: Range<Int>) {
+        remembered.removeAll { indices.contains($0.inputIndex) }
+        pendingDisconnections.removeAll { indices.contains($0.connection.inputIndex) }
+    }
+
     /// Applies one graph event seen at `nowSeconds` (any monotonic clock); returns the remembered
     /// connections it asks to make now (a source port that appeared).
     mutating func apply(_ event: GraphEvent, nowSeconds: Double) -> [Connection] {

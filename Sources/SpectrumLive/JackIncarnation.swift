@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import SpectrumCore
 import SpectrumDSP
+import Synchronization
 
 /// One life of the JACK client: opened on a server, its ports registered, its callbacks set,
 /// then activated. When the server goes away this life is over: `LiveClient`'s supervisor closes
@@ -15,8 +16,11 @@ final class JackIncarnation: @unchecked Sendable {
     let client: OpaquePointer
     /// The name JACK gave (may differ from the one asked for).
     let name: String
-    /// Full names of our input ports, in order.
-    let portNames: [String]
+    /// Full names of our input ports by flattened index (slot × channels + channel); nil for
+    /// an empty slot. Changed by `registerPorts`/`unregisterPorts` (under the supervisor's lock).
+    private(set) var portNamesByIndex: [String?]
+    /// The registered ones, in order.
+    var portNames: [String] { portNamesByIndex.compactMap { $0 } }
     /// Full name of the MIDI clock port, when there is one.
     let midiClockPortName: String?
     let sampleRateHz: UInt32
@@ -47,27 +51,32 @@ final class JackIncarnation: @unchecked Sendable {
     /// Registers the ports and callbacks of an open `client` (closed here if this throws).
     /// Activate with `activate()`.
     init(client: OpaquePointer, configuration: LiveConfiguration, processCallback: LiveProcessCallback, exchange: AnalyzerExchange,
-         ring: FrameRing, beats: BeatMailbox, counters: UnsafeMutablePointer<LiveCounters>, graphEvents: GraphEvents) throws(LiveClientError) {
+         ring: FrameRing, beats: UnsafeMutablePointer<BeatMailbox>, counters: UnsafeMutablePointer<LiveCounters>, graphEvents: GraphEvents) throws(LiveClientError) {
         let actualName = String(cString: jack_get_client_name(client))
         let channelCount = configuration.channelCount
-        let ports = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: channelCount)
-        ports.initialize(repeating: nil, count: channelCount)
-        var portNames: [String] = []
-        for index in 0..<channelCount {
-            let shortName = channelCount == 1 ? "in" : "in_\(index + 1)"
-            guard let port = jack_port_register(client, shortName, LiveClient.audioPortType, UInt(JackPortIsInput.rawValue), 0) else {
+        let inputNames = exchange.inputNames
+        let portCount = inputNames.count * channelCount
+        let ports = UnsafeMutablePointer<Atomic<OpaquePointer?>>.allocate(capacity: portCount)
+        for index in 0..<portCount { (ports + index).initialize(to: Atomic(nil)) }
+        var portNames: [String?] = Array(repeating: nil, count: portCount)
+        for (slot, inputName) in inputNames.enumerated() {
+            guard let inputName else { continue }
+            do {
+                let registered = try Self.registerPorts(client: client, ports: ports, slot: slot, input: inputName, channelCount: channelCount)
+                portNames.replaceSubrange(slot * channelCount ..< (slot + 1) * channelCount, with: registered)
+            } catch {
                 jack_client_close(client)
+                ports.deinitialize(count: portCount)
                 ports.deallocate()
-                throw LiveClientError(.portRegistrationFailed, "JACK refused to register port \(actualName):\(shortName)")
+                throw error
             }
-            ports[index] = port
-            portNames.append(String(cString: jack_port_name(port)))
         }
         var midiClockPort: OpaquePointer?
         var midiClock: UnsafeMutablePointer<MidiClockState>?
         if configuration.midiClock {
             guard let port = jack_port_register(client, LiveClient.midiClockPortShortName, LiveClient.midiPortType, UInt(JackPortIsOutput.rawValue), 0) else {
                 jack_client_close(client)
+                ports.deinitialize(count: portCount)
                 ports.deallocate()
                 throw LiveClientError(.portRegistrationFailed, "JACK refused to register port \(actualName):\(LiveClient.midiClockPortShortName)")
             }
@@ -80,17 +89,17 @@ final class JackIncarnation: @unchecked Sendable {
         let mixFrames = max(configuration.mixBufferFrames > 0 ? configuration.mixBufferFrames : Int(period), 16)
         let mono = UnsafeMutablePointer<Float>.allocate(capacity: mixFrames)
         mono.initialize(repeating: 0, count: mixFrames)
-        let portBuffers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: channelCount)
-        portBuffers.initialize(repeating: nil, count: channelCount)
+        let portBuffers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: portCount)
+        portBuffers.initialize(repeating: nil, count: portCount)
         let context = UnsafeMutablePointer<ProcessContext>.allocate(capacity: 1)
         context.initialize(to: ProcessContext(
-            client: client, ports: ports, portCount: channelCount, portBuffers: portBuffers,
-            mono: mono, monoCapacity: mixFrames, analyzer: exchange.slot, ring: ring, beats: beats, counters: counters,
-            midiClockPort: midiClockPort, midiClock: midiClock))
+            client: client, ports: ports, portCount: portCount, channelsPerInput: channelCount, portBuffers: portBuffers,
+            mono: mono, monoCapacity: mixFrames, analyzers: exchange.slots, beats: beats, inputCapacity: exchange.capacity,
+            ring: ring, counters: counters, midiClockPort: midiClockPort, midiClock: midiClock))
 
         self.client = client
         self.name = actualName
-        self.portNames = portNames
+        self.portNamesByIndex = portNames
         self.sampleRateHz = jack_get_sample_rate(client)
         self.periodFrames = period
         self.context = context
@@ -128,24 +137,77 @@ final class JackIncarnation: @unchecked Sendable {
         updatePlaybackLatency(context)
     }
 
-    /// `jack_connect` source → our input `inputIndex`; 0 or EEXIST is success, else JACK's code.
+    /// Registers input `slot`'s ports (named after `input`) and publishes them in `ports`;
+    /// returns their full names. On failure nothing stays registered.
+    private static func registerPorts(client: OpaquePointer, ports: UnsafeMutablePointer<Atomic<OpaquePointer?>>, slot: Int, input: String,
+                                      channelCount: Int) throws(LiveClientError) -> [String?] {
+        var registered: [OpaquePointer] = []
+        for channel in 0..<channelCount {
+            let shortName = LiveClient.portShortName(input: input, channel: channel, channelCount: channelCount)
+            guard let port = jack_port_register(client, shortName, LiveClient.audioPortType, UInt(JackPortIsInput.rawValue), 0) else {
+                for port in registered { jack_port_unregister(client, port) }
+                throw LiveClientError(.portRegistrationFailed, "JACK refused to register port \(String(cString: jack_get_client_name(client))):\(shortName)")
+            }
+            registered.append(port)
+        }
+        for (channel, port) in registered.enumerated() { ports[slot * channelCount + channel].store(port, ordering: .releasing) }
+        return registered.map { String(cString: jack_port_name($0)) }
+    }
+
+    /// Registers the ports of an input added at run time (before its analyser goes in).
+    func registerPorts(slot: Int, input: String) throws(LiveClientError) {
+        let channels = context.pointee.channelsPerInput
+        let names = try Self.registerPorts(client: client, ports: context.pointee.ports, slot: slot, input: input, channelCount: channels)
+        portNamesByIndex.replaceSubrange(slot * channels ..< (slot + 1) * channels, with: names)
+    }
+
+    /// Unregisters input `slot`'s ports. Only once no process cycle can use them: its analyser
+    /// is out and the cycles that could hold it have completed.
+    func unregisterPorts(slot: Int) {
+        let channels = context.pointee.channelsPerInput
+        for index in slot * channels ..< (slot + 1) * channels {
+            guard let port = context.pointee.ports[index].exchange(nil, ordering: .acquiringAndReleasing) else { continue }
+            jack_port_unregister(client, port)
+            portNamesByIndex[index] = nil
+        }
+    }
+
+    /// Removes every connection to input `slot`'s ports; returns them (as remembered).
+    func disconnectAll(slot: Int) -> [ConnectionMemory.Connection] {
+        let channels = context.pointee.channelsPerInput
+        var removed: [ConnectionMemory.Connection] = []
+        for index in slot * channels ..< (slot + 1) * channels {
+            guard let port = context.pointee.ports[index].load(ordering: .acquiring), let list = jack_port_get_connections(port) else { continue }
+            defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+            for source in LiveClient.strings(list) {
+                jack_disconnect(client, source, jack_port_name(port))
+                removed.append(ConnectionMemory.Connection(source: source, inputIndex: index))
+            }
+        }
+        return removed
+    }
+
+    /// `jack_connect` source → our port `inputIndex` (flattened); 0 or EEXIST is success, else
+    /// JACK's code (EINVAL for an empty slot).
     @discardableResult
     func connect(_ connection: ConnectionMemory.Connection) -> Int32 {
-        let code = jack_connect(client, connection.source, portNames[connection.inputIndex % portNames.count])
+        guard portNamesByIndex.indices.contains(connection.inputIndex), let destination = portNamesByIndex[connection.inputIndex] else { return EINVAL }
+        let code = jack_connect(client, connection.source, destination)
         return code == EEXIST ? 0 : code
     }
 
     func sourceExists(_ source: String) -> Bool { jack_port_by_name(client, source) != nil }
 
     func isConnected(_ connection: ConnectionMemory.Connection) -> Bool {
-        guard let port = context.pointee.ports[connection.inputIndex % context.pointee.portCount] else { return false }
+        guard (0..<context.pointee.portCount).contains(connection.inputIndex), let port = context.pointee.ports[connection.inputIndex].load(ordering: .acquiring) else { return false }
         return jack_port_connected_to(port, connection.source) != 0
     }
 
-    /// The source ports connected to each of our inputs.
+    /// The source ports connected to each of our registered ports (in `portNames` order).
     func connections() -> [[String]] {
-        (0..<context.pointee.portCount).map { index in
-            guard let list = jack_port_get_connections(context.pointee.ports[index]) else { return [] }
+        (0..<context.pointee.portCount).compactMap { index in
+            guard let port = context.pointee.ports[index].load(ordering: .acquiring) else { return nil }
+            guard let list = jack_port_get_connections(port) else { return [] }
             defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
             return LiveClient.strings(list)
         }
@@ -163,6 +225,7 @@ final class JackIncarnation: @unchecked Sendable {
         let value = context.pointee
         value.mono.deallocate()
         value.portBuffers.deallocate()
+        value.ports.deinitialize(count: value.portCount)
         value.ports.deallocate()
         value.midiClock?.deinitialize(count: 1)
         value.midiClock?.deallocate()
@@ -182,7 +245,7 @@ final class JackIncarnation: @unchecked Sendable {
         if jack_port_is_mine(client, portB) != 0 { (ours, other) = (portB, portA) }
         else if jack_port_is_mine(client, portA) != 0 { (ours, other) = (portA, portB) }
         else { return }
-        guard let inputIndex = (0..<context.pointee.portCount).first(where: { context.pointee.ports[$0] == ours }) else { return }
+        guard let inputIndex = (0..<context.pointee.portCount).first(where: { context.pointee.ports[$0].load(ordering: .acquiring) == ours }) else { return }
         let connection = ConnectionMemory.Connection(source: String(cString: jack_port_name(other)), inputIndex: inputIndex)
         graphEvents.post(connected ? .connected(connection) : .disconnected(connection))
     }

@@ -23,12 +23,18 @@ final class JackSupervisor: @unchecked Sendable {
     private let counters: UnsafeMutablePointer<LiveCounters>
     private let exchange: AnalyzerExchange
     private let ring: FrameRing
-    private let beats: BeatMailbox
+    private let beats: UnsafeMutablePointer<BeatMailbox>
     private let graphEvents: GraphEvents
     private let state: Mutex<State>
     private let stopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let threadStarted = Atomic<Bool>(false)
+    /// Held while the set of inputs changes and while a new client registers its ports, so a
+    /// client opened after a server restart has exactly the inputs of the moment. Taken before
+    /// `state`.
+    private let membership = NSLock()
+    /// How long `removeInput` waits for the process thread to move past the removed analyser.
+    static let removalWaitSeconds = 2.0
 
     /// How long a dead client's `jack_client_close` may take before it is abandoned.
     static let closeTimeoutSeconds = 2.0
@@ -65,7 +71,7 @@ final class JackSupervisor: @unchecked Sendable {
     }
 
     init(configuration: LiveConfiguration, processCallback: LiveProcessCallback, counters: UnsafeMutablePointer<LiveCounters>,
-         exchange: AnalyzerExchange, ring: FrameRing, beats: BeatMailbox, graphEvents: GraphEvents,
+         exchange: AnalyzerExchange, ring: FrameRing, beats: UnsafeMutablePointer<BeatMailbox>, graphEvents: GraphEvents,
          incarnation: JackIncarnation, remembering plan: [ConnectionMemory.Connection]) {
         self.configuration = configuration
         self.processCallback = processCallback
@@ -113,6 +119,78 @@ final class JackSupervisor: @unchecked Sendable {
     }
 
     func rememberedConnections() -> [ConnectionMemory.Connection] { state.withLock { $0.memory.remembered } }
+
+    /// The client name in use (nil while lost or stopped).
+    var currentClientName: String? { state.withLock { $0.incarnation?.name } }
+
+    // MARK: Inputs at run time (the control side; never the process thread)
+
+    /// Adds input `input`: its analyser built here and put in a free slot, its ports registered
+    /// (now, or by the next client while the server is lost), its sources connected and
+    /// remembered. Returns the slot.
+    func addInput(_ input: LiveInput) throws(LiveClientError) -> Int {
+        membership.lock()
+        defer { membership.unlock() }
+        let slot = try exchange.add(name: input.name) { (slot: Int) throws(LiveClientError) in
+            let registered: Result<Void, LiveClientError>? = withLiveIncarnation { incarnation in
+                do throws(LiveClientError) { try incarnation.registerPorts(slot: slot, input: input.name) } catch { return .failure(error) }
+                return .success(())
+            }
+            try registered?.get()
+        }
+        connect(input.sources, toSlot: slot)
+        return slot
+    }
+
+    /// Re-points input `slot`: every connection of its ports is removed and forgotten, then
+    /// `sources` are connected and remembered.
+    func repointInput(slot: Int, to sources: [String]) {
+        membership.lock()
+        defer { membership.unlock() }
+        let channels = configuration.channelCount
+        state.withLock { state in
+            state.memory.forget(inputIndices: slot * channels ..< (slot + 1) * channels)
+            guard let incarnation = state.incarnation, !counters.pointee.shutDown.load(ordering: .acquiring) else { return }
+            _ = incarnation.disconnectAll(slot: slot)
+        }
+        connect(sources, toSlot: slot)
+    }
+
+    /// Connects source k to the slot's channel k mod N (remembered even when the server is lost
+    /// or the source is not there yet: it is made when it appears).
+    private func connect(_ sources: [String], toSlot slot: Int) {
+        let channels = configuration.channelCount
+        state.withLock { state in
+            let alive = !counters.pointee.shutDown.load(ordering: .acquiring) ? state.incarnation : nil
+            for (index, source) in sources.enumerated() {
+                let connection = ConnectionMemory.Connection(source: source, inputIndex: slot * channels + index % channels)
+                state.memory.remember(connection)
+                if let alive, alive.sourceExists(source) { alive.connect(connection) }
+            }
+        }
+    }
+
+    /// Removes input `slot`: its analyser out at once (the process thread skips the slot from
+    /// its next cycle), its connections forgotten; once the cycles that could hold the analyser
+    /// have completed (at most `removalWaitSeconds`), its ports are unregistered. Throws when
+    /// the process thread did not move on in time (the ports then stay registered, unused).
+    func removeInput(slot: Int) throws(LiveClientError) {
+        membership.lock()
+        defer { membership.unlock() }
+        let epoch = exchange.remove(slot: slot)
+        let channels = configuration.channelCount
+        state.withLock { $0.memory.forget(inputIndices: slot * channels ..< (slot + 1) * channels) }
+        let deadline = Self.monotonicSeconds() + Self.removalWaitSeconds
+        while counters.pointee.callbacksCompleted.load(ordering: .acquiring) < epoch {
+            if counters.pointee.shutDown.load(ordering: .acquiring) { return }  // no process thread; the next client has no such ports
+            guard Self.monotonicSeconds() < deadline else {
+                throw LiveClientError(.activationFailed, "the JACK process thread did not move on within \(Self.removalWaitSeconds) s: the removed input's ports stay registered, unused")
+            }
+            usleep(1000)
+        }
+        _ = withLiveIncarnation { $0.unregisterPorts(slot: slot) }
+        exchange.reclaim()
+    }
 
     /// Also frees retired analysers while running.
     func lifeStatus() -> LifeStatus {
@@ -202,6 +280,8 @@ final class JackSupervisor: @unchecked Sendable {
     /// the rate or period may have changed); ports and callbacks; activate; then every
     /// remembered connection whose source exists (the others are made when their ports appear).
     private func openNextIncarnation() throws(LiveClientError) {
+        membership.lock()
+        defer { membership.unlock() }
         let client = try JackIncarnation.openClient(configuration)
         let sampleRate = jack_get_sample_rate(client)
         do {

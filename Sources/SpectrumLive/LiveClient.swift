@@ -23,8 +23,21 @@ public final class LiveClient: @unchecked Sendable {
     public let clientName: String
     /// True when JACK changed the requested name (another client had it, or it was too long).
     public let clientNameWasChanged: Bool
-    /// Full names of our input ports, e.g. `spectrum:in` or `spectrum:in_1`, `spectrum:in_2`.
-    public let portNames: [String]
+    /// Full names of our input ports now, e.g. `spectrum:in` or `spectrum:in_1`, `spectrum:in_2`;
+    /// with named inputs `spectrum:kick`, `spectrum:bass` (input by input, in slot order).
+    /// Any non-real-time thread.
+    public var portNames: [String] {
+        let client = supervisor.currentClientName ?? clientName
+        return exchange.inputNames.compactMap { $0 }.flatMap { input in
+            (0..<channelCount).map { "\(client):" + Self.portShortName(input: input, channel: $0, channelCount: channelCount) }
+        }
+    }
+    /// The inputs by slot (`AnalysisFrame.inputIndex`): `[""]` for the one unnamed input; with
+    /// named inputs, `maximumInputCount` slots, nil where no input is. Any non-real-time thread.
+    public var inputSlots: [String?] { exchange.inputNames }
+    /// The inputs now, in slot order (`[""]`: the one unnamed input).
+    public var inputNames: [String] { inputSlots.compactMap { $0 } }
+    private let channelCount: Int
     /// Full name of the MIDI clock output port (e.g. `spectrum:midi_clock`), nil without
     /// `LiveConfiguration.midiClock`.
     public let midiClockPortName: String?
@@ -33,9 +46,12 @@ public final class LiveClient: @unchecked Sendable {
     /// Analysed frames, oldest first. Exactly one consumer thread pops. Real-time safe to pop.
     /// The same ring across server restarts.
     public let frames: FrameRing
-    /// Each beat event as soon as the JACK cycle holding it is analysed, ahead of its frame
-    /// (which carries it too). One reader; valid until this object is deinitialised.
-    public let beats: BeatMailbox
+    /// Each beat event of input 0 as soon as the JACK cycle holding it is analysed, ahead of its
+    /// frame (which carries it too). One reader; valid until this object is deinitialised.
+    public var beats: BeatMailbox { beatMailboxes[0] }
+    /// The same for every input, by slot.
+    public var beatMailboxes: [BeatMailbox] { (0..<exchange.capacity).map { beatStorage[$0] } }
+    private let beatStorage: UnsafeMutablePointer<BeatMailbox>
 
     private let counters: UnsafeMutablePointer<LiveCounters>
     private let exchange: AnalyzerExchange
@@ -62,6 +78,8 @@ public final class LiveClient: @unchecked Sendable {
         guard configuration.ringCapacity > 0, configuration.mixBufferFrames >= 0 else {
             throw LiveClientError(.invalidConfiguration, "ring capacity must be positive and the mix buffer not negative")
         }
+        try LiveInput.validate(configuration.inputs)
+        let inputSlots = configuration.inputSlots
         if configuration.quietJackLibrary {
             jack_set_error_function(liveQuietJackMessage)
             jack_set_info_function(liveQuietJackMessage)
@@ -76,19 +94,23 @@ public final class LiveClient: @unchecked Sendable {
         counters.pointee.periodFrames.store(jack_get_buffer_size(client), ordering: .relaxed)
         let exchange: AnalyzerExchange
         do {
-            exchange = try AnalyzerExchange(configuration: configuration.analysis, sampleRateHz: Double(sampleRate), counters: counters)
+            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputSlots, sampleRateHz: Double(sampleRate),
+                                           staggersHops: configuration.staggersInputHops, counters: counters)
         } catch {
             jack_client_close(client)
             Self.free(counters)
             throw LiveClientError(.analysis, "cannot analyse at the JACK server's sample rate: \(error.description)")
         }
-        let ring = FrameRing(capacity: configuration.ringCapacity)
-        let beats = BeatMailbox()
+        // The ring holds the same backlog in time for the inputs given at start (inputs added
+        // later share it).
+        let ring = FrameRing(capacity: configuration.ringCapacity * max(1, configuration.inputs.count))
+        let beats = UnsafeMutablePointer<BeatMailbox>.allocate(capacity: inputSlots.count)
+        beats.initialize(from: inputSlots.map { _ in BeatMailbox() }, count: inputSlots.count)
         let graphEvents = GraphEvents()
         func abandon() {
             exchange.destroyAll()
             ring.deallocate()
-            beats.deallocate()
+            Self.free(beats, count: inputSlots.count)
             Self.free(counters)
         }
 
@@ -104,7 +126,7 @@ public final class LiveClient: @unchecked Sendable {
         }
         let plan: [ConnectionMemory.Connection]
         do {
-            plan = try Self.connectionPlan(configuration.connections, client: client, inputCount: configuration.channelCount)
+            plan = try Self.connectionPlan(configuration, client: client)
             // 4) Activate, then connect (only after activation, as JACK requires).
             try incarnation.activate()
         } catch {
@@ -117,17 +139,17 @@ public final class LiveClient: @unchecked Sendable {
             guard code == 0 else {
                 incarnation.close()
                 abandon()
-                throw LiveClientError(.connectionFailed, "cannot connect \(connection.source) to \(incarnation.portNames[connection.inputIndex]) (JACK error \(code)): the source must be an audio output port (list them with `jack_lsp -t -p`)")
+                throw LiveClientError(.connectionFailed, "cannot connect \(connection.source) to \(incarnation.portNamesByIndex[connection.inputIndex] ?? "input \(connection.inputIndex)") (JACK error \(code)): the source must be an audio output port (list them with `jack_lsp -t -p`)")
             }
         }
 
         self.clientName = incarnation.name
         self.clientNameWasChanged = incarnation.name != configuration.clientName
-        self.portNames = incarnation.portNames
+        self.channelCount = configuration.channelCount
         self.midiClockPortName = incarnation.midiClockPortName
         self.connectedSources = plan.map(\.source)
         self.frames = ring
-        self.beats = beats
+        self.beatStorage = beats
         self.counters = counters
         self.exchange = exchange
         supervisor = JackSupervisor(configuration: configuration, processCallback: processCallback, counters: counters, exchange: exchange,
@@ -138,8 +160,14 @@ public final class LiveClient: @unchecked Sendable {
     deinit {
         stop()
         frames.deallocate()
-        beats.deallocate()
+        Self.free(beatStorage, count: exchange.capacity)
         Self.free(counters)
+    }
+
+    private static func free(_ beats: UnsafeMutablePointer<BeatMailbox>, count: Int) {
+        for slot in 0..<count { beats[slot].deallocate() }
+        beats.deinitialize(count: count)
+        beats.deallocate()
     }
 
     private static func free(_ counters: UnsafeMutablePointer<LiveCounters>) {
@@ -177,6 +205,39 @@ public final class LiveClient: @unchecked Sendable {
     /// Not real-time safe; any thread.
     public func reconfigure(_ configuration: AnalysisConfiguration) throws(AnalysisConfigurationError) {
         try exchange.install(configuration: configuration)
+    }
+
+    /// Adds a named input while running, or re-points it when one of that name exists (its
+    /// connections replaced by `input.sources`). Its analyser is built here, off the real-time
+    /// thread, and handed to the process callback by an atomic store; its ports are registered
+    /// first. Returns its slot (`AnalysisFrame.inputIndex`). Throws one line: a bad name, the
+    /// client started with one unnamed input, every slot taken, JACK refusing the port.
+    /// Not real-time safe; any thread.
+    @discardableResult
+    public func addInput(_ input: LiveInput) throws(LiveClientError) -> Int {
+        if let problem = input.nameProblem { throw LiveClientError(.invalidConfiguration, "input \(input.name): \(problem)") }
+        guard exchange.inputNames != [""] else {
+            throw LiveClientError(.invalidConfiguration, "input \(input.name): this client analyses one unnamed input; start it with --input NAME to add inputs at run time")
+        }
+        if let slot = exchange.inputNames.firstIndex(of: input.name) {
+            supervisor.repointInput(slot: slot, to: input.sources)
+            return slot
+        }
+        return try supervisor.addInput(input)
+    }
+
+    /// Removes the named input while running: the process callback drops its analyser from the
+    /// next cycle, its connections are forgotten, its ports unregistered once no cycle can use
+    /// them, and the analyser freed off the real-time thread. Returns its former slot.
+    /// Not real-time safe; any thread.
+    @discardableResult
+    public func removeInput(named name: String) throws(LiveClientError) -> Int {
+        guard exchange.inputNames != [""], let slot = exchange.inputNames.firstIndex(of: name) else {
+            let known = inputNames.filter { !$0.isEmpty }
+            throw LiveClientError(.invalidConfiguration, "input \(name): no such input" + (known.isEmpty ? "" : " (inputs: \(known.joined(separator: ", ")))"))
+        }
+        try supervisor.removeInput(slot: slot)
+        return slot
     }
 
     /// Forgets the learned tempo and beat grid and learns them again (a new song, a wrong
@@ -219,6 +280,7 @@ public final class LiveClient: @unchecked Sendable {
             isShutDown: life.isShutDown,
             isStopped: life.isStopped,
             analyzerSwaps: exchange.swapCount.load(ordering: .relaxed),
+            mostFramesInOneCycle: Int(counters.pointee.mostFramesInOneCycle.load(ordering: .relaxed)),
             analysisError: exchange.lastFailure,
             serverLostSeconds: life.serverLostSeconds,
             reconnections: life.reconnections,
@@ -293,29 +355,53 @@ public final class LiveClient: @unchecked Sendable {
         return String(decoding: bytes[..<end], as: UTF8.self)
     }
 
-    private static func connectionPlan(_ connections: LiveConnections, client: OpaquePointer, inputCount: Int) throws(LiveClientError) -> [ConnectionMemory.Connection] {
-        switch connections {
+    /// The short name of an input's port: `in`/`in_k` for the unnamed input, `NAME`/`NAME_k`.
+    static func portShortName(input: String, channel: Int, channelCount: Int) -> String {
+        let base = input.isEmpty ? "in" : input
+        return channelCount == 1 ? base : "\(base)_\(channel + 1)"
+    }
+
+    /// The connections to make at start (by flattened port index): `connections` over the
+    /// inputs' ports in order, then each named input's own sources.
+    private static func connectionPlan(_ configuration: LiveConfiguration, client: OpaquePointer) throws(LiveClientError) -> [ConnectionMemory.Connection] {
+        let channels = configuration.channelCount
+        // The ports of the inputs there are (flattened indices), in order.
+        let portIndices = configuration.inputSlots.enumerated().filter { $0.element != nil }
+            .flatMap { slot, _ in (slot * channels) ..< ((slot + 1) * channels) }
+        var plan: [ConnectionMemory.Connection] = []
+        switch configuration.connections {
         case .none:
-            return []
+            break
         case .physicalCapture:
             let physical = ports(client, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue))
-            return physical.prefix(inputCount).enumerated().map { ConnectionMemory.Connection(source: $1, inputIndex: $0) }
+            plan = zip(physical, portIndices).map { ConnectionMemory.Connection(source: $0, inputIndex: $1) }
         case .ports(let sources):
-            var plan: [ConnectionMemory.Connection] = []
             for (index, source) in sources.enumerated() {
-                guard let port = jack_port_by_name(client, source) else {
-                    let existing = ports(client, flags: UInt(JackPortIsOutput.rawValue))
-                    let shown = existing.prefix(6).joined(separator: ", ")
-                    let more = existing.count > 6 ? ", … (\(existing.count) in all)" : ""
-                    let list = existing.isEmpty ? "the server has no audio output ports" : "audio outputs are: \(shown)\(more)"
-                    throw LiveClientError(.missingPort, "no JACK port named '\(source)': \(list) (list them with `jack_lsp -p`)")
-                }
-                guard Int32(jack_port_flags(port)) & Int32(JackPortIsOutput.rawValue) != 0 else {
-                    throw LiveClientError(.connectionFailed, "cannot connect from '\(source)': it is an input port; connect an output (list them with `jack_lsp -p`)")
-                }
-                plan.append(ConnectionMemory.Connection(source: source, inputIndex: index % inputCount))
+                try checkSource(source, client: client)
+                plan.append(ConnectionMemory.Connection(source: source, inputIndex: portIndices[index % portIndices.count]))
             }
-            return plan
+        }
+        for (slot, input) in configuration.inputs.enumerated() {
+            for (index, source) in input.sources.enumerated() {
+                try checkSource(source, client: client)
+                let connection = ConnectionMemory.Connection(source: source, inputIndex: slot * channels + index % channels)
+                if !plan.contains(connection) { plan.append(connection) }
+            }
+        }
+        return plan
+    }
+
+    /// Throws one line when `source` is not an output port of the server.
+    private static func checkSource(_ source: String, client: OpaquePointer) throws(LiveClientError) {
+        guard let port = jack_port_by_name(client, source) else {
+            let existing = ports(client, flags: UInt(JackPortIsOutput.rawValue))
+            let shown = existing.prefix(6).joined(separator: ", ")
+            let more = existing.count > 6 ? ", … (\(existing.count) in all)" : ""
+            let list = existing.isEmpty ? "the server has no audio output ports" : "audio outputs are: \(shown)\(more)"
+            throw LiveClientError(.missingPort, "no JACK port named '\(source)': \(list) (list them with `jack_lsp -p`)")
+        }
+        guard Int32(jack_port_flags(port)) & Int32(JackPortIsOutput.rawValue) != 0 else {
+            throw LiveClientError(.connectionFailed, "cannot connect from '\(source)': it is an input port; connect an output (list them with `jack_lsp -p`)")
         }
     }
 

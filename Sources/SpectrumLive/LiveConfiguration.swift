@@ -8,9 +8,19 @@ public struct LiveConfiguration: Sendable, Equatable {
     public var clientName: String = "spectrum"
     /// JACK server name (`--server`); nil = the default server. A server is never started.
     public var serverName: String? = nil
-    /// Input ports: 1 → `in`; N > 1 → `in_1` … `in_N`, averaged to mono for the analysis.
+    /// Input ports per input: 1 → `in`; N > 1 → `in_1` … `in_N`, averaged to mono for the
+    /// analysis (with named inputs: `NAME` or `NAME_1` … `NAME_N`).
     public var channelCount: Int = 1
+    /// Connections of the ports in order (all inputs' ports, input by input).
     public var connections: LiveConnections = .physicalCapture
+    /// Named inputs (`--input NAME[=SOURCE]`), each with its own ports and analyser, its frames
+    /// tagged with its index (`AnalysisFrame.inputIndex`). Empty: one unnamed input, ports
+    /// `in`/`in_k` as always. Names are validated by `LiveInput.validate`.
+    public var inputs: [LiveInput] = []
+    /// Offset each input's hops by `AnalyzerExchange.staggerFraction(slot:)` of a hop, so the
+    /// inputs' heavy stages fall in different JACK cycles. Off only to measure what it saves
+    /// (`SpectrumBench inputs-callback`).
+    public var staggersInputHops = true
     public var analysis = AnalysisConfiguration()
     /// Frames the ring holds for the consumer (at 60 frames/s, 256 ≈ 4 s of backlog).
     public var ringCapacity: Int = 256
@@ -31,6 +41,76 @@ public struct LiveConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let maximumChannelCount = 64
+    /// Inputs one client takes (each an analyser of about 1 MB and its share of the callback).
+    public static let maximumInputCount = 32
+
+    /// The input slots at start: one unnamed ("") input; or the named inputs followed by empty
+    /// slots up to `maximumInputCount`, for inputs added at run time.
+    var inputSlots: [String?] {
+        inputs.isEmpty ? [""] : inputs.map(\.name) + Array(repeating: nil, count: max(0, Self.maximumInputCount - inputs.count))
+    }
+}
+
+/// One named input of the live client: its ports are `NAME` (or `NAME_1` … `NAME_N` with
+/// several channels), its frames go out under `<prefix>/NAME/…`.
+public struct LiveInput: Sendable, Equatable {
+    /// 1 to 32 characters from A–Z, a–z, 0–9, `_` and `-` (valid in an OSC address and a JACK
+    /// port name), not `in`.
+    public var name: String
+    /// Source ports connected to this input's ports at start (source k → channel k mod N), and
+    /// remembered like every connection.
+    public var sources: [String]
+
+    public init(name: String, sources: [String] = []) {
+        self.name = name
+        self.sources = sources
+    }
+
+    public static let maximumNameLength = 32
+
+    /// Parses `NAME[=SOURCE_PORT]` (the `--input` option's value); nil and a reason when it is
+    /// not one.
+    public static func parse(_ text: String) -> Result<LiveInput, LiveClientError> {
+        let name: String, sources: [String]
+        if let equals = text.firstIndex(of: "=") {
+            name = String(text[..<equals])
+            let source = String(text[text.index(after: equals)...])
+            guard !source.isEmpty else {
+                return .failure(LiveClientError(.invalidConfiguration, "--input \(text): expected NAME=SOURCE_PORT with a port after '=', e.g. kick=system:capture_1"))
+            }
+            sources = [source]
+        } else {
+            (name, sources) = (text, [])
+        }
+        let input = LiveInput(name: name, sources: sources)
+        if let problem = input.nameProblem { return .failure(LiveClientError(.invalidConfiguration, "--input \(text): \(problem)")) }
+        return .success(input)
+    }
+
+    /// What is wrong with `name`, or nil.
+    var nameProblem: String? {
+        if name.isEmpty { return "expected a name before the port, e.g. kick=system:capture_1" }
+        if name.count > Self.maximumNameLength { return "the name is longer than \(Self.maximumNameLength) characters" }
+        let allowed = name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }
+        if !allowed { return "the name '\(name)' may hold only letters A–Z, digits, '_' and '-' (it becomes an OSC address part and a JACK port name)" }
+        if name == "in" || name == LiveClient.midiClockPortShortName { return "the name '\(name)' is taken by spectrum's own ports" }
+        return nil
+    }
+
+    /// Checks a list of inputs: each name valid, none twice, at most `maximumInputCount`.
+    /// `origin` names where they came from in the error line (`--input`, a preset's inputs).
+    public static func validate(_ inputs: [LiveInput], origin: String = "--input") throws(LiveClientError) {
+        guard inputs.count <= LiveConfiguration.maximumInputCount else {
+            throw LiveClientError(.invalidConfiguration, "\(origin): \(inputs.count) inputs, expected at most \(LiveConfiguration.maximumInputCount)")
+        }
+        var seen: Set<String> = []
+        for input in inputs {
+            if let problem = input.nameProblem { throw LiveClientError(.invalidConfiguration, "\(origin) \(input.name): \(problem)") }
+            guard seen.insert(input.name).inserted else {
+                throw LiveClientError(.invalidConfiguration, "\(origin) \(input.name): the name is given twice; each input needs its own")
+            }
+        }
+    }
 }
 
 /// Where the input ports are connected after activation.
@@ -101,6 +181,9 @@ public struct LiveStatus: Sendable, Equatable {
     public var isStopped: Bool
     /// Analysers swapped in after a sample-rate change.
     public var analyzerSwaps: Int
+    /// The most frames completed in one process cycle over all inputs (1 while the inputs'
+    /// hops are staggered apart; see `AnalyzerExchange.staggerFraction`).
+    public var mostFramesInOneCycle: Int
     /// Why the latest sample-rate change could not be followed, if it could not.
     public var analysisError: String?
     /// Seconds since the server was lost, while it is (reconnecting); nil while it runs.

@@ -36,70 +36,91 @@ public func spectrumLiveProcess(_ frameCount: UInt32, _ argument: UnsafeMutableR
     return 0
 }
 
-/// One process cycle: fetch port buffers, mix to mono in chunks, analyse, stamp and push frames.
+/// One process cycle: for each input, fetch its port buffers, mix them to mono in chunks,
+/// analyse, stamp and push frames.
 @_noLocks
 func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount: UInt32) {
     let counters = context.pointee.counters
-    // 1) Epoch in, then take the analyser. The order (both sequentially consistent) is what lets
-    //    the control side know when an analyser it swapped out can no longer be in use.
+    // 1) Epoch in. Each input's analyser is loaded after it (both sequentially consistent):
+    //    that order is what lets the control side know when an analyser it swapped out can no
+    //    longer be in use.
     _ = counters.pointee.callbacksEntered.add(1, ordering: .sequentiallyConsistent)
-    let analyzer = context.pointee.analyzer.pointee.load(ordering: .sequentiallyConsistent)
     counters.pointee.lastFrameCount.store(frameCount, ordering: .relaxed)
-    if counters.pointee.relearnRequested.exchange(false, ordering: .acquiring) {
-        analyzer.pointee.relearnTempo()
-    }
+    let relearn = counters.pointee.relearnRequested.exchange(false, ordering: .acquiring)
 
-    // 2) Port buffers: fetched every cycle, never cached.
     let client = context.pointee.client
-    let portCount = context.pointee.portCount
-    let buffers = context.pointee.portBuffers
-    for index in 0..<portCount {
-        let port = context.pointee.ports[index]
-        let raw = _unsafePerformance { jack_port_get_buffer(port, frameCount) }
-        buffers[index] = UnsafePointer(raw?.assumingMemoryBound(to: Float.self))
+    if context.pointee.channelsPerInput > 1 && Int(frameCount) > context.pointee.monoCapacity {
+        _ = counters.pointee.chunkedCycles.add(1, ordering: .relaxed)
     }
 
-    // 3) The capture clock: frame time of this cycle's first sample, and the capture latency.
-    let clock = CaptureClock(
-        client: client,
-        cycleStartFrame: _unsafePerformance { jack_last_frame_time(client) },
-        latencyMicroseconds: latencyMicroseconds(counters, sampleRateHz: analyzer.pointee.sampleRateHz)
-    )
-
-    // 4) Analyse. One port: its buffer directly, any length. Several: average into the mono
-    //    buffer chunk by chunk, so any nframes (0, or more than announced) works with no
-    //    reallocation.
-    let total = Int(frameCount)
+    // 2) Analyse each input; the MIDI clock follows slot 0.
     var tally = PushTally()
-    let cycleStartStreamFrame = analyzer.pointee.streamFrame
-    if portCount == 1, let buffer = buffers[0] {
-        feed(analyzer, samples: buffer, count: total, cycleOffset: 0, clock: clock, context: context, tally: &tally)
-    } else {
-        let mono = context.pointee.mono
-        let capacity = context.pointee.monoCapacity
-        if total > capacity { _ = counters.pointee.chunkedCycles.add(1, ordering: .relaxed) }
-        let scale = 1 / Float(portCount)
-        var chunkStart = 0
-        while chunkStart < total {
-            let chunk = min(capacity, total - chunkStart)
-            mixToMono(buffers, portCount: portCount, from: chunkStart, count: chunk, scale: scale, into: mono)
-            feed(analyzer, samples: mono, count: chunk, cycleOffset: chunkStart, clock: clock, context: context, tally: &tally)
-            chunkStart += chunk
+    var clockAnalyzer: UnsafeMutablePointer<Analyzer>?
+    var clockCycleStartStreamFrame: Int64 = 0
+    let cycleStartFrame = _unsafePerformance { jack_last_frame_time(client) }
+    for slot in 0..<context.pointee.inputCapacity {
+        guard let analyzer = context.pointee.analyzers[slot].load(ordering: .sequentiallyConsistent) else { continue }
+        if relearn { analyzer.pointee.relearnTempo() }
+        if slot == 0 {
+            clockAnalyzer = analyzer
+            clockCycleStartStreamFrame = analyzer.pointee.streamFrame
         }
+        // The capture clock: frame time of this cycle's first sample, and the capture latency.
+        let clock = CaptureClock(client: client, cycleStartFrame: cycleStartFrame,
+                                 latencyMicroseconds: latencyMicroseconds(counters, sampleRateHz: analyzer.pointee.sampleRateHz))
+        analyseInput(context, slot: slot, analyzer: analyzer, frameCount: Int(frameCount), clock: clock, tally: &tally)
     }
     if tally.pushed > 0 { _ = counters.pointee.pushedFrames.add(tally.pushed, ordering: .relaxed) }
     if tally.dropped > 0 { _ = counters.pointee.droppedFrames.add(tally.dropped, ordering: .relaxed) }
+    // Single writer (the process thread), so load-compare-store is enough.
+    let completed = tally.pushed &+ tally.dropped
+    if completed > counters.pointee.mostFramesInOneCycle.load(ordering: .relaxed) {
+        counters.pointee.mostFramesInOneCycle.store(completed, ordering: .relaxed)
+    }
 
-    // 5) MIDI clock from the beat grid as it stands after this cycle's analysis.
+    // 3) MIDI clock from the beat grid as it stands after this cycle's analysis (no grid while
+    //    slot 0 has no input: the port is still cleared, as JACK requires every cycle).
     if let port = context.pointee.midiClockPort, let midiClock = context.pointee.midiClock {
-        let latency = Double(counters.pointee.captureLatencyFrames.load(ordering: .relaxed))
-            + Double(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed))
-        let grid = midiClockGrid(midiClock, analyzer: analyzer, cycleStartStreamFrame: cycleStartStreamFrame, latencyFrames: latency)
+        var grid = MidiClockGrid.unlocked
+        if let clockAnalyzer {
+            let latency = Double(counters.pointee.captureLatencyFrames.load(ordering: .relaxed))
+                + Double(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed))
+            grid = midiClockGrid(midiClock, analyzer: clockAnalyzer, cycleStartStreamFrame: clockCycleStartStreamFrame, latencyFrames: latency)
+        }
         runMidiClock(midiClock, port: port, frameCount: frameCount, grid: grid, counters: counters)
     }
 
-    // 6) Epoch out: from here on this cycle no longer touches `analyzer`.
+    // 4) Epoch out: from here on this cycle no longer touches any analyser.
     _ = counters.pointee.callbacksCompleted.add(1, ordering: .releasing)
+}
+
+/// One input's share of the cycle. Its port buffers are fetched every cycle (never cached).
+/// One port: its buffer directly, any length. Several: average into the mono buffer chunk by
+/// chunk, so any nframes (0, or more than announced) works with no reallocation.
+@_noLocks
+func analyseInput(_ context: UnsafeMutablePointer<ProcessContext>, slot: Int, analyzer: UnsafeMutablePointer<Analyzer>,
+                  frameCount total: Int, clock: CaptureClock, tally: inout PushTally) {
+    let channels = context.pointee.channelsPerInput
+    let buffers = context.pointee.portBuffers + slot * channels
+    for channel in 0..<channels {
+        guard let port = context.pointee.ports[slot * channels + channel].load(ordering: .acquiring) else { buffers[channel] = nil; continue }
+        let raw = _unsafePerformance { jack_port_get_buffer(port, UInt32(total)) }
+        buffers[channel] = UnsafePointer(raw?.assumingMemoryBound(to: Float.self))
+    }
+    if channels == 1, let buffer = buffers[0] {
+        feed(analyzer, slot: slot, samples: buffer, count: total, cycleOffset: 0, clock: clock, context: context, tally: &tally)
+        return
+    }
+    let mono = context.pointee.mono
+    let capacity = context.pointee.monoCapacity
+    let scale = 1 / Float(channels)
+    var chunkStart = 0
+    while chunkStart < total {
+        let chunk = min(capacity, total - chunkStart)
+        mixToMono(buffers, portCount: channels, from: chunkStart, count: chunk, scale: scale, into: mono)
+        feed(analyzer, slot: slot, samples: mono, count: chunk, cycleOffset: chunkStart, clock: clock, context: context, tally: &tally)
+        chunkStart += chunk
+    }
 }
 
 /// Keeps the newest completed frame's beat grid for the MIDI clock. Real-time safe.
@@ -196,11 +217,11 @@ func mixToMono(_ buffers: UnsafeMutablePointer<UnsafePointer<Float>?>, portCount
     for frame in 0..<count { mono[frame] *= scale }
 }
 
-/// Feeds `count` samples to the analyser; a beat event is posted to the mailbox as soon as the
+/// Feeds `count` samples to input `slot`'s analyser; a beat event is posted to its mailbox as soon as the
 /// samples holding it are consumed, and each completed frame is stamped with the capture time of
 /// its newest sample and pushed (or counted as dropped when the ring is full).
 @_noLocks
-func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, samples: UnsafePointer<Float>, count: Int, cycleOffset: Int,
+func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, slot: Int, samples: UnsafePointer<Float>, count: Int, cycleOffset: Int,
           clock: CaptureClock, context: UnsafeMutablePointer<ProcessContext>, tally: inout PushTally) {
     var offset = 0
     while offset < count {
@@ -215,14 +236,14 @@ func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, samples: UnsafePointer<Flo
             // the lead time), rounded to the nearest frame.
             let offset = beat.timeFrames - Double(analyzer.pointee.streamFrame)
             let framesFromNext = Int(offset < 0 ? offset - 0.5 : offset + 0.5)
-            context.pointee.beats.post(BeatMailbox.Event(
+            context.pointee.beats[slot].post(BeatMailbox.Event(
                 beat: beat, bpm: analyzer.pointee.frame.pointee.tempo.bpm,
                 captureTimeMicroseconds: captureMicroseconds(clock, cyclePosition: nextPosition + framesFromNext)))
         }
         guard step.frameCompleted else { continue }
-        if let midiClock = context.pointee.midiClock { recordMidiClockReading(midiClock, analyzer: analyzer) }
+        if slot == 0, let midiClock = context.pointee.midiClock { recordMidiClockReading(midiClock, analyzer: analyzer) }
         analyzer.pointee.stampCaptureTime(microseconds: captureMicroseconds(clock, cyclePosition: nextPosition - 1))
-        if context.pointee.ring.push(analyzer.pointee.frame) { tally.pushed &+= 1 } else { tally.dropped &+= 1 }
+        if context.pointee.ring.push(analyzer.pointee.frame, inputIndex: Int32(truncatingIfNeeded: slot)) { tally.pushed &+= 1 } else { tally.dropped &+= 1 }
     }
 }
 
@@ -318,7 +339,7 @@ func updatePlaybackLatency(_ context: UnsafeMutablePointer<ProcessContext>) {
 func updateCaptureLatency(_ context: UnsafeMutablePointer<ProcessContext>) {
     var largest: UInt32 = 0
     for index in 0..<context.pointee.portCount {
-        let port = context.pointee.ports[index]
+        guard let port = context.pointee.ports[index].load(ordering: .acquiring) else { continue }
         var range = jack_latency_range_t(min: 0, max: 0)
         _unsafePerformance { jack_port_get_latency_range(port, JackCaptureLatency, &range) }
         largest = max(largest, range.max)

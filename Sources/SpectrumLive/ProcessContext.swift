@@ -38,6 +38,10 @@ struct LiveCounters: ~Copyable {
     /// Set by the control side (`LiveClient.relearnTempo()`); the next cycle clears it and
     /// restarts the tempo learning.
     let relearnRequested = Atomic<Bool>(false)
+    /// The most frames completed in one process cycle, over all inputs: with the inputs' hops
+    /// staggered (`AnalyzerExchange.staggerFraction`) it stays at 1 while the period is shorter
+    /// than a hop divided by the number of inputs. Written by the process callback.
+    let mostFramesInOneCycle = Atomic<UInt64>(0)
 
     // MIDI clock (`--midi-clock`): written by the process callback, except `midiClockHold`
     // (the control side: blackout) and `playbackLatencyFrames` (the latency callback).
@@ -68,24 +72,35 @@ struct LiveCounters: ~Copyable {
 struct ProcessContext {
     /// `jack_client_t *`.
     let client: OpaquePointer
-    /// `jack_port_t *` of each input port.
-    let ports: UnsafeMutablePointer<OpaquePointer?>
+    /// `jack_port_t *` of each input port: input slot `s`, channel `c` at `s × channelsPerInput + c`
+    /// (nil for a slot with no input). Atomic: inputs are added and removed while JACK runs; a
+    /// slot's ports are set before its analyser and cleared only once no cycle can use them
+    /// (`JackSupervisor.removeInput`), and the callback reads them only after loading a
+    /// non-nil analyser for the slot.
+    let ports: UnsafeMutablePointer<Atomic<OpaquePointer?>>
+    /// `inputCapacity × channelsPerInput`.
     let portCount: Int
+    /// Ports per input (`--channels`), averaged to mono for that input's analysis.
+    let channelsPerInput: Int
     /// This cycle's port buffers, refetched every cycle (never cached across cycles).
     let portBuffers: UnsafeMutablePointer<UnsafePointer<Float>?>
     /// Mono mix of one chunk; the callback processes any `nframes` in chunks of this size.
     let mono: UnsafeMutablePointer<Float>
     let monoCapacity: Int
-    /// The analyser in use. Swapped by the control side with an atomic exchange; see
-    /// `AnalyzerExchange`.
-    let analyzer: UnsafeMutablePointer<Atomic<UnsafeMutablePointer<Analyzer>>>
+    /// One analyser slot per input slot, swapped by the control side with an atomic exchange
+    /// (nil: no input in that slot); see `AnalyzerExchange`.
+    let analyzers: UnsafeMutablePointer<Atomic<UnsafeMutablePointer<Analyzer>?>>
+    /// Each input slot's beat mailbox (as soon as the block holding a beat is analysed, before
+    /// the hop's frame).
+    let beats: UnsafeMutablePointer<BeatMailbox>
+    /// Slots `0 ..< inputCapacity` exist; the callback skips the empty ones.
+    let inputCapacity: Int
+    /// Every input's frames, tagged with `AnalysisFrame.inputIndex` (its slot).
     let ring: FrameRing
-    /// Each beat event as soon as the block holding it is analysed (before the hop's frame).
-    let beats: BeatMailbox
     let counters: UnsafeMutablePointer<LiveCounters>
     /// The MIDI clock output port (`midi_clock`) and its scheduler; nil without `--midi-clock`.
     /// One scheduler per life of the client: after a server restart the clock starts afresh (FA
-    /// on the next downbeat) on the re-registered port.
+    /// on the next downbeat) on the re-registered port. It follows input slot 0.
     let midiClockPort: OpaquePointer?
     let midiClock: UnsafeMutablePointer<MidiClockState>?
 }

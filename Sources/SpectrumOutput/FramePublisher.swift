@@ -49,13 +49,14 @@ public final class FramePublisher: @unchecked Sendable {
     ///     consumer. The caller owns it and deallocates it after `stop()`.
     ///   - captureClock: the clock of `captureTimeMicroseconds` (JACK: `jack_get_time()`).
     ///     Without it, or for frames with capture time 0, bundles are tagged "immediate".
-    ///   - beats: the host's beat mailbox (`LiveClient.beats`): the routes a beat moves (`/beat`,
-    ///     beat pulses) are sent at once, in a bundle of their own, within a poll interval of its
-    ///     JACK cycle. Without it, they go with the frame holding the beat.
+    ///   - beats: the host's beat mailboxes, one per input slot (`LiveClient.beatMailboxes`):
+    ///     the routes a beat moves (`/beat`, beat pulses) are sent at once, in a bundle of their
+    ///     own, within a poll interval of its JACK cycle. Without them, they go with the frame
+    ///     holding the beat.
     ///   - status: called once per second of audio on the publisher thread to fill `/status`.
     ///   - frameObserver: called on the publisher thread with every frame after it was sent
     ///     (e.g. for a terminal display); it must be quick, it delays the next bundle.
-    public init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox? = nil, captureClock: CaptureClock? = nil,
+    public init(configuration: PublisherConfiguration, ring: FrameRing, beats: [BeatMailbox] = [], captureClock: CaptureClock? = nil,
                 status: (@Sendable () -> PublisherStatus)? = nil,
                 frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil) throws {
         try configuration.validate()
@@ -87,13 +88,51 @@ public final class FramePublisher: @unchecked Sendable {
                 renderers.append((renderer, [index]))
             }
         }
+        // Named inputs: the spectrum rig once per input under prefix/NAME; another rig (its own
+        // addresses) slot 0's input only.
+        var inputRenderers: [[(RigRenderer, [Int])]?] = [renderers]
+        if configuration.hasNamedInputs {
+            inputRenderers = try configuration.inputNames.enumerated().map { slot, name in
+                try name.map { try Self.inputRenderers(renderers, configuration: configuration, slot: slot, name: $0) }
+            }
+        }
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
-        worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers, wled: wled,
+        worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers,
+                                 inputRenderers: inputRenderers, wled: wled,
                                  captureClock: captureClock, status: status, frameObserver: frameObserver)
     }
 
     deinit {
         stop()
+    }
+
+    /// An input's renderers: the spectrum rig's under `prefix/NAME`; the others' (their own
+    /// addresses) for slot 0 only.
+    private static func inputRenderers(_ renderers: [(RigRenderer, [Int])], configuration: PublisherConfiguration, slot: Int, name: String) throws -> [(RigRenderer, [Int])] {
+        try renderers.compactMap { renderer, targets in
+            if renderer.rig.name == Rig.spectrumName {
+                return (try RigRenderer(rig: renderer.rig, prefix: configuration.prefix + "/" + name, bandCount: configuration.bandCount,
+                                        outputRateHz: configuration.outputRateHz,
+                                        targetCount: configuration.targets.count + configuration.wledTargets.count), targets)
+            }
+            return slot == 0 ? (renderer, targets) : nil
+        }
+    }
+
+    /// Starts sending input `slot`'s frames under `prefix/NAME` (an input added at run time), or
+    /// stops sending them (`name` nil: removed; frames of that slot still in the ring are
+    /// dropped). Only with named inputs. Takes effect on the publisher thread's next pass.
+    /// Allocates; any non-real-time thread.
+    public func setInput(slot: Int, name: String?) throws {
+        guard configuration.hasNamedInputs, configuration.inputNames.indices.contains(slot) else {
+            throw OSCConfigurationError("input slot \(slot): the publisher has no such slot")
+        }
+        if let name, !OSCAddressSpace.isValidPrefix(configuration.prefix + "/" + name) {
+            throw OSCConfigurationError("input \(name): expected a name that makes an OSC address under \(configuration.prefix)")
+        }
+        let renderers = try name.map { try Self.inputRenderers(worker.renderers.map { ($0.renderer, $0.targets) }, configuration: configuration, slot: slot, name: $0) }
+        let change = InputChange(slot: slot, renderers: renderers)
+        worker.inputChanges.withLock { $0.append(change) }
     }
 
     /// The address table this publisher sends (for `--help`-style listings and logs).
@@ -214,14 +253,48 @@ final class TargetCounters: Sendable {
     let state = Atomic<Int>(TargetHealth.State.allCases.firstIndex(of: .idle)!)
 }
 
+/// An input added (its renderers, made by the caller of `setInput`, then used only by the
+/// publisher thread) or removed (nil).
+struct InputChange: @unchecked Sendable {
+    let slot: Int
+    let renderers: [(RigRenderer, [Int])]?
+}
+
+/// One input slot's outputs on the publisher thread: its rigs' renderers (under `prefix/NAME`
+/// with named inputs), its beat mailbox and the latest frame sent. Only the publisher thread
+/// touches it.
+final class PublisherInput {
+    let renderers: [(renderer: RigRenderer, targets: [Int])]
+    let beats: BeatMailbox?
+    var beatSequence: UInt64 = 0
+    var lastFrame = AnalysisFrame()
+    var blackoutSent = false
+
+    init(renderers: [(renderer: RigRenderer, targets: [Int])], beats: BeatMailbox?) {
+        self.renderers = renderers
+        self.beats = beats
+    }
+}
+
 /// The publisher thread's state. Only the publisher thread touches the renderers, `transport`,
 /// `frame` and the status bookkeeping; the atomics are the interface to other threads.
 final class PublisherWorker: @unchecked Sendable {
     let ring: FrameRing
-    let beats: BeatMailbox?
     let transport: UDPTransport
-    /// Each rig's renderer with the indices of the targets it sends to.
+    /// Each rig's renderer under the prefix with the indices of the targets it sends to: every
+    /// frame's with one unnamed input; the status alone once per second with named inputs.
     let renderers: [(renderer: RigRenderer, targets: [Int])]
+    /// Each input slot's outputs (nil: no input there).
+    private var inputs: [PublisherInput?]
+    /// Inputs added (renderers) or removed (nil) by `FramePublisher.setInput`, applied by the
+    /// publisher thread.
+    let inputChanges = Mutex<[InputChange]>([])
+    /// Named inputs: frames are rendered per input, the status apart under the prefix.
+    private let statusApart: Bool
+    private let beatMailboxes: [BeatMailbox]
+    /// The lowest slot with an input: its frames count the status interval, feed WLED and the
+    /// frame observer.
+    private var firstSlot = 0
     /// The WLED encoder and the transport indices of the WLED receivers.
     let wled: (encoder: WLEDAudioSyncEncoder, targets: [Int])?
     private let wledPacket = UnsafeMutableRawBufferPointer.allocate(byteCount: WLEDAudioSyncEncoder.packetByteCount, alignment: 4)
@@ -235,7 +308,6 @@ final class PublisherWorker: @unchecked Sendable {
     let stopRequested = Atomic<Bool>(false)
     /// Blackout: every output gets one all-zero frame, then nothing until it is lifted.
     let blackoutRequested = Atomic<Bool>(false)
-    private var blackoutSent = false
     /// Control acknowledgements waiting to go to every OSC target (`<prefix>/status/control ss`).
     let notices = Mutex<[(address: String, text: String)]>([])
     let noticePath: String
@@ -252,23 +324,29 @@ final class PublisherWorker: @unchecked Sendable {
     /// Monotonic time of the latest frame and of the latest status sent without one.
     private var lastFrameNanoseconds = PublisherWorker.monotonicNanoseconds()
     private var lastHeartbeatNanoseconds: UInt64 = 0
-    private var beatSequence: UInt64 = 0
     private var context = RenderContext()
     /// Counters at the previous status, for each target's state over the last second.
     private var previousSent: [Int]
     private var previousErrors: [Int]
 
-    init(configuration: PublisherConfiguration, ring: FrameRing, beats: BeatMailbox?, transport: UDPTransport, renderers: [(RigRenderer, [Int])],
+    init(configuration: PublisherConfiguration, ring: FrameRing, beats: [BeatMailbox], transport: UDPTransport, renderers: [(RigRenderer, [Int])],
+         inputRenderers: [[(RigRenderer, [Int])]?],
          wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
-        self.beats = beats
         self.frameObserver = frameObserver
         self.transport = transport
         self.renderers = renderers.map { (renderer: $0.0, targets: $0.1) }
+        inputs = inputRenderers.enumerated().map { slot, renderers in
+            renderers.map { PublisherInput(renderers: $0.map { (renderer: $0.0, targets: $0.1) }, beats: slot < beats.count ? beats[slot] : nil) }
+        }
+        beatMailboxes = beats
+        firstSlot = inputs.firstIndex { $0 != nil } ?? 0
+        statusApart = configuration.hasNamedInputs
         self.wled = wled.map { (encoder: $0.0, targets: $0.1) }
         targetAddresses = configuration.targets.map(\.description) + configuration.wledTargets.map { "wled \($0)" }
         self.captureClock = captureClock
         self.status = status
+        // Every input's frames count: once per second of audio whatever the number of inputs.
         statusIntervalFrames = BandGrouping.statusIntervalFrames(outputRateHz: configuration.outputRateHz)
         pollNanoseconds = Int(configuration.pollIntervalMilliseconds * 1_000_000)
         targetCounters = (0..<transport.count).map { _ in TargetCounters() }
@@ -287,15 +365,19 @@ final class PublisherWorker: @unchecked Sendable {
             // before it is acknowledged.
             let stopping = stopRequested.load(ordering: .acquiring)
             let flushRequest = flushRequested.load(ordering: .acquiring)
+            applyInputChanges()
             publishNotices()
-            publishNewBeat()
+            publishNewBeats()
             let now = Self.monotonicNanoseconds()
             var popped = false
             while ring.pop(into: &frame) {
                 // A beat posted before this frame was pushed goes out first, on its own.
-                publishNewBeat()
-                publish()
-                frameObserver?(frame)
+                publishNewBeats()
+                // A frame of an input slot the publisher does not know (none today) is dropped.
+                let slot = Int(frame.inputIndex)
+                guard inputs.indices.contains(slot), let input = inputs[slot] else { continue }
+                publish(input, first: slot == firstSlot)
+                if slot == firstSlot { frameObserver?(frame) }
                 popped = true
             }
             if popped {
@@ -335,6 +417,24 @@ final class PublisherWorker: @unchecked Sendable {
         statusMessagesSent.add(1, ordering: .relaxed)
     }
 
+    /// Takes the inputs added and removed since the last pass. A new input skips the beat its
+    /// slot's mailbox may still hold from a former input.
+    private func applyInputChanges() {
+        let changes = inputChanges.withLock { queue in
+            defer { queue.removeAll() }
+            return queue
+        }
+        for change in changes {
+            let slot = change.slot
+            inputs[slot] = change.renderers.map { renderers in
+                let input = PublisherInput(renderers: renderers.map { (renderer: $0.0, targets: $0.1) }, beats: slot < beatMailboxes.count ? beatMailboxes[slot] : nil)
+                _ = input.beats?.take(after: &input.beatSequence)
+                return input
+            }
+        }
+        if !changes.isEmpty { firstSlot = inputs.firstIndex { $0 != nil } ?? 0 }
+    }
+
     /// Sends the waiting control acknowledgements as plain messages to every OSC target.
     private func publishNotices() {
         let waiting = notices.withLock { queue -> [(address: String, text: String)] in
@@ -352,13 +452,15 @@ final class PublisherWorker: @unchecked Sendable {
         }
     }
 
-    /// Sends what the mailbox's beat moves, if it is new.
-    private func publishNewBeat() {
+    /// Sends what each input's mailbox beat moves, if it is new.
+    private func publishNewBeats() {
         guard !blackoutRequested.load(ordering: .relaxed) else { return }
-        guard let beats, let event = beats.take(after: &beatSequence) else { return }
-        let tag = timeTag(captureMicroseconds: event.captureTimeMicroseconds)
-        for (renderer, targets) in renderers where renderer.sendsOnBeats {
-            renderer.renderBeat(event, lastFrame: frame, context: context, timeTag: tag) { send($0, to: targets) }
+        for case let input? in inputs {
+            guard let beats = input.beats, let event = beats.take(after: &input.beatSequence) else { continue }
+            let tag = timeTag(captureMicroseconds: event.captureTimeMicroseconds)
+            for (renderer, targets) in input.renderers where renderer.sendsOnBeats {
+                renderer.renderBeat(event, lastFrame: input.lastFrame, context: context, timeTag: tag) { send($0, to: targets) }
+            }
         }
     }
 
@@ -368,38 +470,51 @@ final class PublisherWorker: @unchecked Sendable {
         return OSCTimeTag.converting(captureMicroseconds: captureMicroseconds, captureClockNowMicroseconds: captureNow, wallNow: wallNow)
     }
 
-    private func publish() {
+    /// Sends `frame`, of `input` (`first`: the first input's, which count the status interval
+    /// and alone feed WLED).
+    private func publish(_ input: PublisherInput, first: Bool) {
         // 0) Blackout: one frame of zeros through every output (every light off), then silence.
         if blackoutRequested.load(ordering: .relaxed) {
-            guard !blackoutSent else { return }
-            blackoutSent = true
+            guard !input.blackoutSent else { return }
+            input.blackoutSent = true
             var dark = AnalysisFrame()
             dark.bandCount = frame.bandCount
             dark.streamFrame = frame.streamFrame
             dark.captureTimeMicroseconds = frame.captureTimeMicroseconds
+            dark.inputIndex = frame.inputIndex
             frame = dark
         } else {
-            blackoutSent = false
+            input.blackoutSent = false
         }
+        input.lastFrame = frame
 
-        // 1) Status once per second of audio (counted in frames), with every target's state
-        //    over that second.
-        context.isStatusFrame = framesUntilStatus == 0
-        if context.isStatusFrame {
+        // 1) Status once per second of audio (counted in the first input's frames), with every
+        //    target's state over that second: in this frame's bundle, or (named inputs) alone
+        //    under the prefix.
+        let isStatusFrame = first && framesUntilStatus == 0
+        if isStatusFrame {
             framesUntilStatus = statusIntervalFrames
             if let status { context.status = status() }
             updateTargetHealth()
             if status != nil { statusMessagesSent.add(1, ordering: .relaxed) }
         }
-        framesUntilStatus -= 1
+        if first { framesUntilStatus -= 1 }
+        context.isStatusFrame = isStatusFrame && !statusApart
+        if isStatusFrame && statusApart {
+            context.isStatusFrame = true
+            for (renderer, targets) in renderers {
+                renderer.renderStatus(lastFrame: frame, context: context) { send($0, to: targets) }
+            }
+            context.isStatusFrame = false
+        }
 
         // 2) Every rig renders the frame once; its datagrams go to each of its targets.
         let tag = timeTag(captureMicroseconds: frame.captureTimeMicroseconds)
-        for (renderer, targets) in renderers {
+        for (renderer, targets) in input.renderers {
             renderer.render(frame, context: context, timeTag: tag) { send($0, to: targets) }
         }
         // 3) WLED: a 44-byte packet, at most 50 a second of audio.
-        if let wled, wled.encoder.packet(for: frame, into: wledPacket) {
+        if first, let wled, wled.encoder.packet(for: frame, into: wledPacket) {
             send(UnsafeRawBufferPointer(wledPacket), to: wled.targets)
         }
         framesPublished.add(1, ordering: .relaxed)

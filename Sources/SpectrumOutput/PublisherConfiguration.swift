@@ -9,6 +9,14 @@ public struct PublisherConfiguration: Sendable, Equatable {
     public var targets: [OSCTarget]
     /// Address prefix, e.g. `/spectrum` or `/kick` when several instances run.
     public var prefix: String = OSCAddressSpace.defaultPrefix
+    /// The live client's inputs by slot (`AnalysisFrame.inputIndex`, `LiveClient.inputSlots`;
+    /// nil: no input in that slot yet, see `FramePublisher.setInput`). `[""]`: one unnamed input,
+    /// sent under `prefix` itself. Named inputs: each input's frames and beats under
+    /// `prefix/NAME` (the `spectrum` rig; another rig sends slot 0's input only), the status
+    /// once per second under `prefix`.
+    public var inputNames: [String?] = [""]
+    /// True with named inputs.
+    public var hasNamedInputs: Bool { inputNames != [""] }
     /// Number of `/groups` values, 1–64.
     public var groupCount: Int = OSCAddressSpace.defaultGroupCount
     /// Which messages the `spectrum` rig sends. Default: everything but the waveform.
@@ -61,6 +69,9 @@ public struct PublisherConfiguration: Sendable, Equatable {
     public func validate() throws {
         guard OSCAddressSpace.isValidPrefix(prefix) else {
             throw OSCConfigurationError("--prefix \"\(prefix)\": expected an OSC address such as /spectrum or /kick (starts with /, parts of letters, digits, _ - .)")
+        }
+        guard !inputNames.isEmpty, !hasNamedInputs || inputNames.allSatisfy({ $0.map { OSCAddressSpace.isValidPrefix(prefix + "/" + $0) } ?? true }) else {
+            throw OSCConfigurationError("inputs \(inputNames.compactMap { $0 }): expected names that make OSC addresses under \(prefix)")
         }
         guard OSCAddressSpace.groupCountRange.contains(groupCount) else {
             throw OSCConfigurationError("--groups \(groupCount): expected a number of groups from 1 to 64")

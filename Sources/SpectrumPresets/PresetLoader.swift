@@ -36,11 +36,11 @@ public enum PresetLoader {
         var lines: [String: Int] = [:]
         for (sectionNode, sectionValue) in mapping {
             let sectionName = sectionNode.string ?? describe(sectionNode)
-            // The output sections are read by RigLoader.
-            if RigLoader.outputSections.contains(sectionName) { continue }
+            // The output sections are read by RigLoader, the inputs by InputsLoader.
+            if RigLoader.outputSections.contains(sectionName) || sectionName == InputsLoader.sectionName { continue }
             guard sections.contains(sectionName) else {
                 throw PresetError(file: file, line: sectionNode.mark?.line, key: sectionName,
-                                  expected: "one of the sections \((sections + RigLoader.outputSections).joined(separator: ", "))", got: "an unknown section")
+                                  expected: "one of the sections \((sections + RigLoader.outputSections + [InputsLoader.sectionName]).joined(separator: ", "))", got: "an unknown section")
             }
             let keys = PresetKeys.all.filter { $0.section == sectionName }
             if sectionValue.tagName == .null { continue }  // every key commented out
@@ -180,5 +180,5 @@ public enum PresetLoader {
 
 extension Node {
     /// The resolved tag (`int`, `float`, `bool`, `str`, `null`, …) of this node.
-    fileprivate var tagName: Tag.Name { Tag.Name(rawValue: tag.rawValue) }
+    var tagName: Tag.Name { Tag.Name(rawValue: tag.rawValue) }
 }

@@ -7,8 +7,8 @@ import Yams
 /// Used for session state (NSM). Allocates; not real-time safe.
 public enum PresetWriter {
     /// The preset text. `header` becomes comment lines at the top; the output sections (`rig:`,
-    /// `routes:`, `osc:`) of `keepingOutputsOf` (the file being replaced) are carried over, so
-    /// saving never drops what someone wrote there.
+    /// `routes:`, `osc:`) and the `inputs:` of `keepingOutputsOf` (the file being replaced) are
+    /// carried over, so saving never drops what someone wrote there.
     public static func yaml(for configuration: AnalysisConfiguration, header: [String] = [], keepingOutputsOf previous: String? = nil) -> String {
         var lines = header.map { "# \($0)" }
         if !lines.isEmpty { lines.append("") }
@@ -25,11 +25,11 @@ public enum PresetWriter {
         return text
     }
 
-    /// The output sections of a preset's text as YAML, nil when there are none (or the text is
-    /// not YAML: the loader reports that on its own).
+    /// The output sections (and the inputs) of a preset's text as YAML, nil when there are none
+    /// (or the text is not YAML: the loader reports that on its own).
     static func outputSections(of text: String?) -> String? {
         guard let text, let root = try? compose(yaml: text), let mapping = root.mapping else { return nil }
-        let kept = mapping.filter { key, _ in RigLoader.outputSections.contains(key.string ?? "") }
+        let kept = mapping.filter { key, _ in (RigLoader.outputSections + [InputsLoader.sectionName]).contains(key.string ?? "") }
         guard !kept.isEmpty else { return nil }
         return try? serialize(node: .mapping(Node.Mapping(kept.map { ($0.key, $0.value) })))
     }

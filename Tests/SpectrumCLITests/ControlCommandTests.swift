@@ -102,6 +102,61 @@ import Testing
         #expect(result.standardError.contains("control /spectrum/control/reference: rejected: expected 415 to 466 Hz, got 500"))
     }
 
+    @Test func inputsAreAddedAndRemovedOverOSCControl() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let low = try ToneClient(serverName: server.name, clientName: "low", frequencyHz: 250, amplitude: 0.4)
+        defer { low.stop() }
+        let high = try ToneClient(serverName: server.name, clientName: "high", frequencyHz: 4000, amplitude: 0.4)
+        defer { high.stop() }
+        let receiver = OSCReceiver()
+        let controlPort = Self.freePort()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--input", "kick=\(low.outputPortName)", "--osc", "127.0.0.1:\(receiver.port)",
+                                            "--control", "\(controlPort)", "--duration", "30", "--quiet"])
+        /// The next answer (not one seen before).
+        var answersSeen = 0
+        func answer(_ address: String) -> [String]? {
+            var found: [String]?
+            receiver.receive(timeoutSeconds: 10) {
+                let answers = receiver.looseMessages.filter { $0.path == "/spectrum/status/control" }
+                found = answers.count > answersSeen ? answers[answersSeen].strings : nil
+                return found != nil
+            }
+            answersSeen += 1
+            #expect(found?.first == address)
+            return found
+        }
+        func loudest(_ bands: [Float]) -> Int? { bands.indices.max { bands[$0] < bands[$1] } }
+        receiver.receive(timeoutSeconds: 10) { receiver.bundles.contains { $0.message("/spectrum/kick/bands") != nil } }
+
+        Self.send("/spectrum/control/input/add", port: controlPort) { lo_message_add_string($0, "bass"); lo_message_add_string($0, high.outputPortName) }
+        #expect(answer("/spectrum/control/input/add")?.last == "ok: input bass added under /spectrum/bass, from \(high.outputPortName)")
+        var bass: [Float]?
+        receiver.receive(timeoutSeconds: 10) {
+            bass = receiver.bundles.suffix(5).compactMap { $0.message("/spectrum/bass/bands")?.floats }.last
+            return bass.flatMap(loudest) == (try? LiveCommandTests.band(of: 4000))
+        }
+        #expect(bass.flatMap(loudest) == (try LiveCommandTests.band(of: 4000)), "the added input analyses its own source")
+        #expect(try server.listPorts().contains("spectrum:bass"))
+
+        Self.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "bass") }
+        #expect(answer("/spectrum/control/input/remove")?.last == "ok: input bass removed")
+        receiver.receive(timeoutSeconds: 0.5) { false }
+        let countAtRemoval = receiver.bundles.count
+        receiver.receive(timeoutSeconds: 1.5) { false }
+        let later = receiver.bundles.dropFirst(countAtRemoval)
+        #expect(later.contains { $0.message("/spectrum/kick/bands") != nil }, "the other input goes on")
+        #expect(!later.contains { $0.messages.contains { $0.path.hasPrefix("/spectrum/bass/") } }, "nothing of the removed input")
+        #expect(!(try server.listPorts().contains("spectrum:bass")))
+
+        Self.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "nosuch") }
+        #expect(answer("/spectrum/control/input/remove")?.last?.hasPrefix("error: input nosuch: no such input") == true)
+
+        spectrum.signal(SIGINT)
+        let result = try #require(spectrum.waitForExit(within: 10))
+        #expect(result.status == 0, "\(result.standardError)")
+    }
+
     @Test func aBadControlPortIsOneLine() throws {
         let result = try SpectrumProcess.run(["run", "--control", "99999", "--duration", "1"])
         #expect(result.status == 64)

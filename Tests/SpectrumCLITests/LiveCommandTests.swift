@@ -63,6 +63,68 @@ import Testing
         #expect(result.standardError.contains("spectrum: stopped:"))
     }
 
+    @Test func threeInputsGoOutUnderTheirNamesEachWithItsOwnTone() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let inputs = [("kick", 250.0), ("bass", 1_000.0), ("vocal", 4_000.0)]
+        let tones = try inputs.map { name, frequencyHz in try ToneClient(serverName: server.name, clientName: "tone-\(name)", frequencyHz: frequencyHz) }
+        defer { for tone in tones { tone.stop() } }
+        let receiver = OSCReceiver()
+        let inputArguments = zip(inputs, tones).flatMap { input, tone in ["--input", "\(input.0)=\(tone.outputPortName)"] }
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--osc", "127.0.0.1:\(receiver.port)", "--duration", "3", "--quiet"] + inputArguments)
+        receiver.receive(timeoutSeconds: 6) { !spectrum.process.isRunning }
+        receiver.drain(seconds: 0.1)
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("ports spectrum:kick, spectrum:bass, spectrum:vocal"), "\(result.standardError)")
+
+        let bundles = receiver.bundles
+        // Nothing under the bare prefix but the status, once per second.
+        #expect(bundles.allSatisfy { $0.message("/spectrum/bands") == nil })
+        let statuses = bundles.filter { $0.message("/spectrum/status") != nil }.count
+        #expect((2...4).contains(statuses), "\(statuses) status bundles in 3 s")
+        for (name, frequencyHz) in inputs {
+            let own = bundles.compactMap { $0.message("/spectrum/\(name)/bands")?.floats }
+            #expect((150...200).contains(own.count), "\(own.count) frames of \(name) in 3 s")
+            let bands = try #require(own.last)
+            #expect(bands.indices.max { bands[$0] < bands[$1] } == (try Self.band(of: frequencyHz)), "\(name)")
+        }
+    }
+
+    @Test func aPresetsInputsListGivesTheInputsAndABadNameIsOneLineNamingTheFile() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let low = try ToneClient(serverName: server.name, clientName: "low", frequencyHz: 250)
+        defer { low.stop() }
+        let high = try ToneClient(serverName: server.name, clientName: "high", frequencyHz: 4_000)
+        defer { high.stop() }
+        let scratch = try ScratchDirectory()
+        let preset = try scratch.write("rig.yaml", """
+            inputs:
+              - name: kick
+                source: \(low.outputPortName)
+              - name: hats
+                source: \(high.outputPortName)
+            """)
+        let receiver = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--preset", preset, "--osc", "127.0.0.1:\(receiver.port)", "--duration", "2", "--quiet"])
+        receiver.receive(timeoutSeconds: 5) { !spectrum.process.isRunning }
+        receiver.drain(seconds: 0.1)
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0, "\(result.standardError)")
+        for (name, frequencyHz) in [("kick", 250.0), ("hats", 4_000.0)] {
+            let all = receiver.bundles.compactMap { $0.message("/spectrum/\(name)/bands")?.floats }
+            let bands = try #require(all.last, "\(name)")
+            #expect(bands.indices.max { bands[$0] < bands[$1] } == (try Self.band(of: frequencyHz)), "\(name)")
+        }
+
+        let bad = try scratch.write("bad.yaml", "inputs:\n  - name: kick\n  - name: kick\n")
+        let refused = try SpectrumProcess.run(["run", "--server", server.name, "--preset", bad, "--duration", "1"])
+        #expect(refused.status != 0)
+        #expect(refused.standardErrorLines.count == 1, "\(refused.standardError)")
+        #expect(refused.standardError.contains("\(bad): inputs: kick: the name is given twice"), "\(refused.standardError)")
+    }
+
     @Test func beatsGoOutOnTheirOwnOnceEachAndSIGUSR1RelearnsTheTempo() throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
@@ -155,6 +217,11 @@ import Testing
         (["--channels", "0"], "--channels 0: expected 1 to 64"),
         (["--rate", "1000"], "--rate 1000.0: expected 10 to 240"),
         (["--reference", "300"], "--reference 300.0: expected 415 to 466 Hz"),
+        (["--input", "kick", "--input", "kick"], "--input kick: the name is given twice"),
+        (["--input", "kick drum"], "--input kick drum: the name 'kick drum' may hold only"),
+        (["--input", "kick="], "--input kick=: expected NAME=SOURCE_PORT"),
+        (["--input", "kick=nosuch:port"], "no JACK port named 'nosuch:port'"),
+        (["--input", "kick", "--connect", "system:capture_1"], "--connect: cannot be combined with --input"),
     ])
     func badOptionsGiveOneLineAndANonZeroExit(arguments: [String], expected: String) throws {
         let server = try PrivateJackServer()

@@ -202,6 +202,7 @@ final class ControlHarness: @unchecked Sendable {
             case .referenceHz(let hz): #expect((415...466).contains(hz))
             case .leadMilliseconds(let ms): #expect((0...500).contains(ms))
             case .bpmRange(let low, let high): #expect((30...300).contains(low) && (40...400).contains(high) && low < high)
+            case .addInput(let name, _), .removeInput(let name): #expect(!name.isEmpty)
             case .relearn, .tap, .preset, .blackout: break
             }
         }

@@ -16,24 +16,29 @@ enum LiveTests {}
 extension LiveTests {
 @Suite("Real-time safety")
 struct RealtimeSafety {
-    @Test("0 allocations and 0 frees on the JACK process thread over ≥ 1000 periods and some beats, tone and clicks playing",
-          arguments: [(48_000, 64), (96_000, 1024)])
-    func noAllocationOnProcessThread(sampleRateHz: Int, periodFrames: Int) async throws {
+    @Test("0 allocations and 0 frees on the JACK process thread over ≥ 1000 periods and some beats, tone and clicks playing (1 input; 4 named inputs)",
+          arguments: [(48_000, 64, 1), (96_000, 1024, 1), (48_000, 64, 4)])
+    func noAllocationOnProcessThread(sampleRateHz: Int, periodFrames: Int, inputCount: Int) async throws {
         let server = try PrivateJackServer(sampleRateHz: sampleRateHz, periodFrames: periodFrames)
         defer { server.stop() }
         let allocationsBefore = allocation_tally_allocations(processThreadTally)
         let freesBefore = allocation_tally_frees(processThreadTally)
-        let client = try LiveClient(configuration: liveConfiguration(server: server), processCallback: countingProcess)
+        var configuration = liveConfiguration(server: server)
+        if inputCount > 1 { configuration.inputs = (1...inputCount).map { LiveInput(name: "input\($0)") } }
+        let client = try LiveClient(configuration: configuration, processCallback: countingProcess)
         defer { client.stop() }
+        #expect(client.portNames.count == inputCount)
         let tone = try ToneClient(serverName: server.name, frequencyHz: 1000, amplitude: 0.5)
         defer { tone.stop() }
-        try tone.connect(to: client.portNames[0])
-        // Clicks at 120 BPM into the same port (JACK mixes them), so beats go through the
+        // Clicks at 120 BPM into the same ports (JACK mixes them), so beats go through the
         // mailbox as well: the whole analysis runs, pitch, onsets, tempo and beats.
         let clicks = TestSignals.clickTrain(bpm: 120, sampleRateHz: Double(sampleRateHz), seconds: 2)
         let metronome = try ToneClient(serverName: server.name, clientName: "metronome", amplitude: 1, loop: clicks.samples)
         defer { metronome.stop() }
-        try metronome.connect(to: client.portNames[0])
+        for port in client.portNames {
+            try tone.connect(to: port)
+            try metronome.connect(to: port)
+        }
 
         let periodSeconds = Double(periodFrames) / Double(sampleRateHz)
         let started = Date()
@@ -61,11 +66,14 @@ struct RealtimeSafety {
         }
         #expect(allocation_tally_allocations(processThreadTally) - allocationsBefore == 0, "allocations on the process thread")
         #expect(allocation_tally_frees(processThreadTally) - freesBefore == 0, "frees on the process thread")
-        // Frames arrived, at the analysis rate, with the tone's band the loudest.
-        let expectedFrames = Double(status.callbacks) * periodSeconds * 60
+        // Frames arrived from every input, at the analysis rate, with the tone's band the loudest.
+        let expectedFrames = Double(status.callbacks) * periodSeconds * 60 * Double(inputCount)
         #expect(Double(frames.count) > expectedFrames * 0.8, "\(frames.count) frames for \(status.callbacks) callbacks")
         let band = try expectedBand(frequencyHz: 1000, sampleRateHz: Double(sampleRateHz))
-        #expect(OfflineDriver.loudestBand(try #require(frames.last)) == band)
+        for input in 0..<inputCount {
+            let last = try #require(frames.last { $0.inputIndex == input }, "input \(input)")
+            #expect(OfflineDriver.loudestBand(last) == band, "input \(input)")
+        }
         // Callbacks per second are plausible: never faster than real time by much, and not
         // starved (tolerant lower bound: a slow machine still runs the dummy driver).
         let expectedRate = Double(sampleRateHz) / Double(periodFrames)

@@ -18,7 +18,7 @@ import SpectrumCore
         var configuration = PublisherConfiguration(targets: receivers.map(\.target) + extraTargets, groupCount: groups, messages: messages)
         configuration.outputRateHz = 60
         let status = Self.testStatus
-        return try FramePublisher(configuration: configuration, ring: ring.ring, beats: beats, captureClock: clock, status: { status })
+        return try FramePublisher(configuration: configuration, ring: ring.ring, beats: beats.map { [$0] } ?? [], captureClock: clock, status: { status })
     }
 
     @Test func aBeatFromTheMailboxGoesOutAloneAndOnlyOnce() throws {

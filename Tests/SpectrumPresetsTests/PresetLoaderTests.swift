@@ -114,7 +114,7 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
 
     @Test func unknownSectionListsTheSections() {
         #expect(errorText("output:\n  rate_hz: 60\nspectrun:\n  band_count: 64\n")
-            == "bad.yaml:3: spectrun: expected one of the sections output, spectrum, auto_level, tilt, ballistics, level, pitch, rhythm, rig, routes, osc, got an unknown section")
+            == "bad.yaml:3: spectrun: expected one of the sections output, spectrum, auto_level, tilt, ballistics, level, pitch, rhythm, rig, routes, osc, inputs, got an unknown section")
     }
 
     @Test func wrongTypes() {
@@ -228,6 +228,38 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
             _ = try locator.resolve("club")
         } catch {
             #expect(error.description == "preset club: expected club.yaml in $SPECTRUM_PRESETS_DIR (\(scratch.path("env"))), ./presets, got no such file (available presets: live, studio)")
+        }
+    }
+}
+
+@Suite struct PresetInputsTests {
+    @Test func theInputsListIsReadAndTheAnalysisLoaderLeavesItAlone() throws {
+        let yaml = """
+            inputs:
+              - name: kick
+                source: system:capture_1
+              - name: vocal
+            ballistics:
+              attack_ms: 15
+            """
+        #expect(try InputsLoader.parse(yaml: yaml, file: "rig.yaml") == [PresetInput(name: "kick", source: "system:capture_1"), PresetInput(name: "vocal")])
+        #expect(try PresetLoader.parse(yaml: yaml, file: "rig.yaml").ballistics.attackMilliseconds == 15)
+        #expect(try InputsLoader.parse(yaml: "ballistics:\n  attack_ms: 15\n", file: "rig.yaml").isEmpty)
+    }
+
+    @Test(arguments: [
+        ("inputs: kick\n", "rig.yaml:1: inputs: expected a list of inputs"),
+        ("inputs:\n  - kick\n", "rig.yaml:2: inputs[1]: expected a mapping with name and source"),
+        ("inputs:\n  - source: system:capture_1\n", "rig.yaml:2: inputs[1].name: expected an input name such as kick, got none"),
+        ("inputs:\n  - name: 12\n", "rig.yaml:2: inputs[1].name: expected an input name such as kick, got 12"),
+        ("inputs:\n  - name: kick\n    port: x\n", "rig.yaml:3: inputs[1].port: expected name or source, got an unknown key"),
+    ])
+    func aBadInputsListIsOneLineWithFileAndLine(yaml: String, expected: String) {
+        do {
+            _ = try InputsLoader.parse(yaml: yaml, file: "rig.yaml")
+            Issue.record("accepted: \(yaml)")
+        } catch {
+            #expect(error.description.hasPrefix(expected), "\(error.description)")
         }
     }
 }

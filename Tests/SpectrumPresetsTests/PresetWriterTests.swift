@@ -27,6 +27,13 @@ import Testing
         #expect(values(read) != values(AnalysisConfiguration()), "the test changed nothing")
     }
 
+    @Test("The inputs of the file being replaced are kept")
+    func keepsInputs() throws {
+        let previous = "inputs:\n  - name: kick\n    source: system:capture_1\n"
+        let text = PresetWriter.yaml(for: AnalysisConfiguration(), keepingOutputsOf: previous)
+        #expect(try InputsLoader.parse(yaml: text, file: "state.yaml") == [PresetInput(name: "kick", source: "system:capture_1")])
+    }
+
     @Test("Output sections of the file being replaced are kept")
     func keepsOutputs() throws {
         let previous = """
