@@ -54,11 +54,15 @@ public final class FramePublisher: @unchecked Sendable {
     ///     own, within a poll interval of its JACK cycle. Without them, they go with the frame
     ///     holding the beat.
     ///   - status: called once per second of audio on the publisher thread to fill `/status`.
-    ///   - frameObserver: called on the publisher thread with every frame after it was sent
-    ///     (e.g. for a terminal display); it must be quick, it delays the next bundle.
+    ///   - frameObserver: called on the publisher thread with every frame of the first input
+    ///     after it was sent (e.g. for a terminal display); it must be quick, it delays the next
+    ///     bundle.
+    ///   - inputFrameObserver: the same with every frame of every input (`inputIndex` says
+    ///     which), e.g. for OSCQuery, which lists every input.
     public init(configuration: PublisherConfiguration, ring: FrameRing, beats: [BeatMailbox] = [], captureClock: CaptureClock? = nil,
                 status: (@Sendable () -> PublisherStatus)? = nil,
-                frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil) throws {
+                frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil,
+                inputFrameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil) throws {
         try configuration.validate()
         self.configuration = configuration
         var resolved: [ResolvedOSCTarget] = []
@@ -99,7 +103,7 @@ public final class FramePublisher: @unchecked Sendable {
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
         worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers,
                                  inputRenderers: inputRenderers, wled: wled,
-                                 captureClock: captureClock, status: status, frameObserver: frameObserver)
+                                 captureClock: captureClock, status: status, frameObserver: frameObserver, inputFrameObserver: inputFrameObserver)
     }
 
     deinit {
@@ -302,6 +306,7 @@ final class PublisherWorker: @unchecked Sendable {
     let captureClock: CaptureClock?
     let status: (@Sendable () -> PublisherStatus)?
     let frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?
+    let inputFrameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?
     let statusIntervalFrames: Int
     let pollNanoseconds: Int
 
@@ -331,9 +336,11 @@ final class PublisherWorker: @unchecked Sendable {
 
     init(configuration: PublisherConfiguration, ring: FrameRing, beats: [BeatMailbox], transport: UDPTransport, renderers: [(RigRenderer, [Int])],
          inputRenderers: [[(RigRenderer, [Int])]?],
-         wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
+         wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?,
+         inputFrameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
         self.frameObserver = frameObserver
+        self.inputFrameObserver = inputFrameObserver
         self.transport = transport
         self.renderers = renderers.map { (renderer: $0.0, targets: $0.1) }
         inputs = inputRenderers.enumerated().map { slot, renderers in
@@ -378,6 +385,7 @@ final class PublisherWorker: @unchecked Sendable {
                 guard inputs.indices.contains(slot), let input = inputs[slot] else { continue }
                 publish(input, first: slot == firstSlot)
                 if slot == firstSlot { frameObserver?(frame) }
+                inputFrameObserver?(frame)
                 popped = true
             }
             if popped {
