@@ -110,16 +110,22 @@ public final class FramePublisher: @unchecked Sendable {
         stop()
     }
 
-    /// An input's renderers: the spectrum rig's under `prefix/NAME`; the others' (their own
-    /// addresses) for slot 0 only.
+    /// An input's renderers: the spectrum rig's under `prefix/NAME`; another rig's (its own
+    /// addresses) with the routes that name this input (`Route.input`) and, for slot 0, those
+    /// that name none. A rig without such routes goes to slot 0 whole.
     private static func inputRenderers(_ renderers: [(RigRenderer, [Int])], configuration: PublisherConfiguration, slot: Int, name: String) throws -> [(RigRenderer, [Int])] {
-        try renderers.compactMap { renderer, targets in
+        let targetCount = configuration.targets.count + configuration.wledTargets.count
+        return try renderers.compactMap { renderer, targets in
             if renderer.rig.name == Rig.spectrumName {
                 return (try RigRenderer(rig: renderer.rig, prefix: configuration.prefix + "/" + name, bandCount: configuration.bandCount,
-                                        outputRateHz: configuration.outputRateHz,
-                                        targetCount: configuration.targets.count + configuration.wledTargets.count), targets)
+                                        outputRateHz: configuration.outputRateHz, targetCount: targetCount), targets)
             }
-            return slot == 0 ? (renderer, targets) : nil
+            guard renderer.rig.routes.contains(where: { $0.input != nil }) else { return slot == 0 ? (renderer, targets) : nil }
+            var own = renderer.rig
+            own.routes = own.routes.filter { $0.input == name || ($0.input == nil && slot == 0) }
+            guard !own.routes.isEmpty else { return nil }
+            return (try RigRenderer(rig: own, prefix: configuration.prefix, bandCount: configuration.bandCount,
+                                    outputRateHz: configuration.outputRateHz, targetCount: targetCount), targets)
         }
     }
 
