@@ -72,9 +72,27 @@ import SpectrumCore
         publisher.flush()
         receiver.receive { receiver.bundles.count >= 6 }
         receiver.drain(seconds: 0.05)
-        publisher.stop()
-
         let bundles = receiver.bundles
+
+        // Removed, bass's routes fall silent; added again under that name, they are fed again.
+        func pushBass(_ vu: Float) {
+            var frame = SyntheticFrames.frame(10)
+            frame.inputIndex = 1
+            frame.level.vu = vu
+            SyntheticFrames.push(frame, into: ring.ring)
+            publisher.flush()
+        }
+        try publisher.setInput(slot: 1, name: nil)
+        publisher.flush()
+        pushBass(0.5)
+        try publisher.setInput(slot: 1, name: "bass")
+        publisher.flush()
+        pushBass(0.625)
+        receiver.receive { receiver.bundles.count >= 7 }
+        receiver.drain(seconds: 0.05)
+        publisher.stop()
+        #expect(receiver.bundles.dropFirst(6).compactMap { $0.message("/desk/bass")?.values.first } == [0.625])
+
         #expect(bundles.count == 6)
         let kick = bundles.compactMap { $0.message("/desk/kick")?.values.first }
         let bass = bundles.compactMap { $0.message("/desk/bass")?.values.first }
