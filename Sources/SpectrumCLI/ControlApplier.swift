@@ -4,14 +4,17 @@ import SpectrumDSP
 import SpectrumLive
 import SpectrumOutput
 import SpectrumPresets
+import SpectrumWeb
 import Synchronization
 
 /// Applies checked control commands to a running session: parameter changes become a new
 /// analyser built off the real-time thread (`LiveClient.reconfigure`), blackout goes to the
-/// publisher. Runs on the control thread; the lock only orders commands and taps.
+/// publisher; inputs added or removed go to the client, the publisher and the web server's
+/// OSCQuery tree. Runs on the control thread; the lock only orders commands and taps.
 final class ControlApplier: Sendable {
     private let client: LiveClient
     private let publisher: FramePublisher
+    private let web: WebServer?
     private let taps = Mutex<[Double]>([])
     /// Called after a setting changed (a session manager then knows there is something to save).
     private let onSettingsChanged: @Sendable () -> Void
@@ -23,9 +26,10 @@ final class ControlApplier: Sendable {
     /// A tapped tempo is searched for within this factor either way.
     static let tapRangeFactor = 1.2
 
-    init(client: LiveClient, publisher: FramePublisher, onSettingsChanged: @escaping @Sendable () -> Void = {}) {
+    init(client: LiveClient, publisher: FramePublisher, web: WebServer? = nil, onSettingsChanged: @escaping @Sendable () -> Void = {}) {
         self.client = client
         self.publisher = publisher
+        self.web = web
         self.onSettingsChanged = onSettingsChanged
     }
 
@@ -67,7 +71,10 @@ final class ControlApplier: Sendable {
             do {
                 let existed = client.inputNames.contains(name)
                 let slot = try client.addInput(LiveInput(name: name, sources: source.isEmpty ? [] : [source]))
-                if !existed { try publisher.setInput(slot: slot, name: name) }
+                if !existed {
+                    try publisher.setInput(slot: slot, name: name)
+                    try web?.setInput(slot: slot, name: name)
+                }
                 let prefix = publisher.configuration.prefix
                 let connection = source.isEmpty ? "not connected" : "from \(source)"
                 return .success(existed ? "input \(name) re-pointed, \(connection)" : "input \(name) added under \(prefix)/\(name), \(connection)")
@@ -78,6 +85,7 @@ final class ControlApplier: Sendable {
             do {
                 let slot = try client.removeInput(named: name)
                 try publisher.setInput(slot: slot, name: nil)
+                try web?.setInput(slot: slot, name: nil)
                 return .success("input \(name) removed")
             } catch {
                 return .failure(ControlRejection("\(error)"))

@@ -87,7 +87,8 @@ final class LiveSession: @unchecked Sendable {
                 try WebServer(configuration: WebServerConfiguration(
                     host: options.host, port: options.port, name: client.clientName,
                     addressSpace: osc.addressSpace(bandCount: osc.bandCount), control: options.control,
-                    sampleRateHz: client.sampleRateHz, bandCentreFrequenciesHz: analysis.spectrum.bandCentreFrequenciesHz))
+                    sampleRateHz: client.sampleRateHz, bandCentreFrequenciesHz: analysis.spectrum.bandCentreFrequenciesHz,
+                    inputNames: osc.inputNames))
             }
         } catch {
             link?.stop()
@@ -123,9 +124,9 @@ final class LiveSession: @unchecked Sendable {
                 },
                 frameObserver: { frame in
                     latest.store(frame)
-                    web?.publish(frame)
                     link?.offer(frame)
-                })
+                },
+                inputFrameObserver: { frame in web?.publish(frame) })
             try publisher.start()
         } catch {
             web?.stop()

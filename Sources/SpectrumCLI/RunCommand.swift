@@ -145,7 +145,7 @@ struct RunCommand: ParsableCommand {
         managed?.opened(clientName: session.client.clientName, currentConfiguration: { session.client.analysisConfiguration })
         defer { managed?.stop() }
         var controlServer: ControlServer?
-        let applier = ControlApplier(client: session.client, publisher: session.publisher, onSettingsChanged: { managed?.settingsChanged() })
+        let applier = ControlApplier(client: session.client, publisher: session.publisher, web: session.web, onSettingsChanged: { managed?.settingsChanged() })
         if let control, let endpoint = Self.controlEndpoint(control) {
             do {
                 controlServer = try ControlServer(host: endpoint.host, port: endpoint.port, prefix: publisherConfiguration.prefix,

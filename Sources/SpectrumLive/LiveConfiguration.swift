@@ -94,6 +94,8 @@ public struct LiveInput: Sendable, Equatable {
         let allowed = name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }
         if !allowed { return "the name '\(name)' may hold only letters A–Z, digits, '_' and '-' (it becomes an OSC address part and a JACK port name)" }
         if name == "in" || name == LiveClient.midiClockPortShortName { return "the name '\(name)' is taken by spectrum's own ports" }
+        // <prefix>/status… and <prefix>/control/… stay the process's own addresses.
+        if name == "status" || name == "control" { return "the name '\(name)' is taken by spectrum's own OSC addresses (<prefix>/\(name))" }
         return nil
     }
 

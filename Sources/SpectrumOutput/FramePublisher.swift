@@ -54,11 +54,15 @@ public final class FramePublisher: @unchecked Sendable {
     ///     own, within a poll interval of its JACK cycle. Without them, they go with the frame
     ///     holding the beat.
     ///   - status: called once per second of audio on the publisher thread to fill `/status`.
-    ///   - frameObserver: called on the publisher thread with every frame after it was sent
-    ///     (e.g. for a terminal display); it must be quick, it delays the next bundle.
+    ///   - frameObserver: called on the publisher thread with every frame of the first input
+    ///     after it was sent (e.g. for a terminal display); it must be quick, it delays the next
+    ///     bundle.
+    ///   - inputFrameObserver: the same with every frame of every input (`inputIndex` says
+    ///     which), e.g. for OSCQuery, which lists every input.
     public init(configuration: PublisherConfiguration, ring: FrameRing, beats: [BeatMailbox] = [], captureClock: CaptureClock? = nil,
                 status: (@Sendable () -> PublisherStatus)? = nil,
-                frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil) throws {
+                frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil,
+                inputFrameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)? = nil) throws {
         try configuration.validate()
         self.configuration = configuration
         var resolved: [ResolvedOSCTarget] = []
@@ -99,23 +103,29 @@ public final class FramePublisher: @unchecked Sendable {
         let transport = try UDPTransport(targets: resolved, multicastInterface: configuration.multicastInterface, multicastTTL: configuration.multicastTTL)
         worker = PublisherWorker(configuration: configuration, ring: ring, beats: beats, transport: transport, renderers: renderers,
                                  inputRenderers: inputRenderers, wled: wled,
-                                 captureClock: captureClock, status: status, frameObserver: frameObserver)
+                                 captureClock: captureClock, status: status, frameObserver: frameObserver, inputFrameObserver: inputFrameObserver)
     }
 
     deinit {
         stop()
     }
 
-    /// An input's renderers: the spectrum rig's under `prefix/NAME`; the others' (their own
-    /// addresses) for slot 0 only.
+    /// An input's renderers: the spectrum rig's under `prefix/NAME`; another rig's (its own
+    /// addresses) with the routes that name this input (`Route.input`) and, for slot 0, those
+    /// that name none. A rig without such routes goes to slot 0 whole.
     private static func inputRenderers(_ renderers: [(RigRenderer, [Int])], configuration: PublisherConfiguration, slot: Int, name: String) throws -> [(RigRenderer, [Int])] {
-        try renderers.compactMap { renderer, targets in
+        let targetCount = configuration.targets.count + configuration.wledTargets.count
+        return try renderers.compactMap { renderer, targets in
             if renderer.rig.name == Rig.spectrumName {
                 return (try RigRenderer(rig: renderer.rig, prefix: configuration.prefix + "/" + name, bandCount: configuration.bandCount,
-                                        outputRateHz: configuration.outputRateHz,
-                                        targetCount: configuration.targets.count + configuration.wledTargets.count), targets)
+                                        outputRateHz: configuration.outputRateHz, targetCount: targetCount), targets)
             }
-            return slot == 0 ? (renderer, targets) : nil
+            guard renderer.rig.routes.contains(where: { $0.input != nil }) else { return slot == 0 ? (renderer, targets) : nil }
+            var own = renderer.rig
+            own.routes = own.routes.filter { $0.input == name || ($0.input == nil && slot == 0) }
+            guard !own.routes.isEmpty else { return nil }
+            return (try RigRenderer(rig: own, prefix: configuration.prefix, bandCount: configuration.bandCount,
+                                    outputRateHz: configuration.outputRateHz, targetCount: targetCount), targets)
         }
     }
 
@@ -302,6 +312,7 @@ final class PublisherWorker: @unchecked Sendable {
     let captureClock: CaptureClock?
     let status: (@Sendable () -> PublisherStatus)?
     let frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?
+    let inputFrameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?
     let statusIntervalFrames: Int
     let pollNanoseconds: Int
 
@@ -331,9 +342,11 @@ final class PublisherWorker: @unchecked Sendable {
 
     init(configuration: PublisherConfiguration, ring: FrameRing, beats: [BeatMailbox], transport: UDPTransport, renderers: [(RigRenderer, [Int])],
          inputRenderers: [[(RigRenderer, [Int])]?],
-         wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
+         wled: (WLEDAudioSyncEncoder, [Int])?, captureClock: CaptureClock?, status: (@Sendable () -> PublisherStatus)?, frameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?,
+         inputFrameObserver: (@Sendable (borrowing AnalysisFrame) -> Void)?) {
         self.ring = ring
         self.frameObserver = frameObserver
+        self.inputFrameObserver = inputFrameObserver
         self.transport = transport
         self.renderers = renderers.map { (renderer: $0.0, targets: $0.1) }
         inputs = inputRenderers.enumerated().map { slot, renderers in
@@ -378,6 +391,7 @@ final class PublisherWorker: @unchecked Sendable {
                 guard inputs.indices.contains(slot), let input = inputs[slot] else { continue }
                 publish(input, first: slot == firstSlot)
                 if slot == firstSlot { frameObserver?(frame) }
+                inputFrameObserver?(frame)
                 popped = true
             }
             if popped {

@@ -73,6 +73,16 @@ public struct PublisherConfiguration: Sendable, Equatable {
         guard !inputNames.isEmpty, !hasNamedInputs || inputNames.allSatisfy({ $0.map { OSCAddressSpace.isValidPrefix(prefix + "/" + $0) } ?? true }) else {
             throw OSCConfigurationError("inputs \(inputNames.compactMap { $0 }): expected names that make OSC addresses under \(prefix)")
         }
+        let known = inputNames.compactMap { $0 }.filter { !$0.isEmpty }
+        for rig in [rig].compactMap({ $0 }) + targets.compactMap({ targetRigs[$0] }) {
+            for route in rig.routes {
+                guard let input = route.input, !known.contains(input) else { continue }
+                let place = route.line.map { "rig \(rig.name), route at line \($0)" } ?? "rig \(rig.name)"
+                throw OSCConfigurationError(known.isEmpty
+                    ? "\(place): input \(input): routes name inputs only with named inputs (--input \(input))"
+                    : "\(place): input \(input): no such input; the inputs are \(known.joined(separator: ", "))")
+            }
+        }
         guard OSCAddressSpace.groupCountRange.contains(groupCount) else {
             throw OSCConfigurationError("--groups \(groupCount): expected a number of groups from 1 to 64")
         }

@@ -24,7 +24,7 @@ import Yams
 public enum RigLoader {
     /// The keys of a route, for error messages.
     static let routeKeys = ["source", "address", "type", "first", "per_element", "from", "to", "curve", "exponent", "clamp",
-                            "hold_ms", "send", "max_rate_hz", "when", "format"]
+                            "hold_ms", "send", "max_rate_hz", "when", "format", "input"]
     static let rigKeys = ["bundle", "time_tag", "groups"]
     /// The preset sections this loader reads (the preset loader skips them).
     public static let outputSections = ["rig", "routes", "osc"]
@@ -225,13 +225,20 @@ public enum RigLoader {
             }
             first = value
         }
+        var input: String?
+        if let node = entries["input"] {
+            guard node.tagName == .str, let name = node.string, !name.isEmpty else {
+                throw PresetError(file: file, line: line("input"), key: "routes.input", expected: "the name of an input (--input NAME)", got: PresetLoader.describe(node))
+            }
+            input = name
+        }
         var perElement: Bool?
         if let node = entries["per_element"] {
             guard let value = node.bool else { throw PresetError(file: file, line: line("per_element"), key: "routes.per_element", expected: "true or false", got: PresetLoader.describe(node)) }
             perElement = value
         }
         return Route(values: values, address: address, arguments: arguments, perElement: perElement, firstNumber: first, condition: condition,
-                     policy: policy, format: entries["format"]?.string, holdMilliseconds: hold, line: routeLine)
+                     policy: policy, format: entries["format"]?.string, holdMilliseconds: hold, input: input, line: routeLine)
     }
 
     private static func source(_ name: String, file: String, line: Int?) throws(PresetError) -> RouteSource {

@@ -4,8 +4,10 @@ import SpectrumOutput
 
 /// The OSCQuery namespace (https://github.com/Vidvox/OSCQueryProposal): the addresses of
 /// `OSCAddressSpace` — the table `spectrum osc-spec` prints — as a tree of containers and
-/// leaves, plus the control addresses (read-write) when `--control` is given. Built once;
-/// immutable; any thread.
+/// leaves, plus the control addresses (read-write) when `--control` is given. With named
+/// inputs each frame address is listed once per input under `<prefix>/NAME` and the status
+/// addresses under `<prefix>`, as the publisher sends them. Immutable (rebuilt when an input is
+/// added or removed); any thread.
 public final class OSCQueryTree: Sendable {
     /// OSCQuery ACCESS values.
     public enum Access: Int, Sendable {
@@ -42,14 +44,18 @@ public final class OSCQueryTree: Sendable {
     /// - Parameters:
     ///   - addressSpace: what the publisher sends (read-only leaves).
     ///   - controls: the control addresses (read-write leaves under `<prefix>/control/`), or none.
-    public init(addressSpace: OSCAddressSpace, controls: [ControlAddress]) {
-        var methods: [(path: String, method: Method)] = addressSpace.entries.map { entry in
+    ///   - inputNames: the live client's inputs (`[""]`: one unnamed input, the table as it is).
+    public init(addressSpace: OSCAddressSpace, controls: [ControlAddress], inputNames: [String] = [""]) {
+        let prefix = addressSpace.prefix
+        var methods: [(path: String, method: Method)] = addressSpace.entries.flatMap { entry in
             let expanded = entry.arguments.flatMap { Array(repeating: $0, count: $0.count) }
-            return (entry.address, Method(typeTags: entry.typeTags, ranges: expanded.map(\.numericBounds), units: expanded.map(\.unit),
-                                          description: entry.description, access: .readOnly))
+            let method = Method(typeTags: entry.typeTags, ranges: expanded.map(\.numericBounds), units: expanded.map(\.unit),
+                                description: entry.description, access: .readOnly)
+            guard inputNames != [""], !entry.kind.isStatus else { return [(entry.address, method)] }
+            return inputNames.map { name in (prefix + "/" + name + entry.kind.suffix, method) }
         }
         for control in controls {
-            methods.append((addressSpace.prefix + "/control/" + control.name,
+            methods.append((prefix + "/control/" + control.name,
                             Method(typeTags: control.typeTags, ranges: control.ranges, units: control.units, description: control.description,
                                    access: control.typeTags.isEmpty ? .writeOnly : .readWrite)))
         }

@@ -18,6 +18,10 @@ public struct WebServerConfiguration: Sendable {
     public var name: String
     /// The address space the publisher sends (prefix, bands, groups, rate).
     public var addressSpace: OSCAddressSpace
+    /// The live client's inputs by slot, as `PublisherConfiguration.inputNames` (nil: no input
+    /// in that slot yet, see `WebServer.setInput`; `[""]`: one unnamed input). OSCQuery lists
+    /// each named input's addresses under `<prefix>/NAME`; the page shows the first input.
+    public var inputNames: [String?] = [""]
     /// The control input, if `--control` is given: its addresses are read-write in the tree and
     /// its port is OSCQuery's OSC_PORT.
     public var control: (host: String, port: UInt16)?
@@ -28,7 +32,8 @@ public struct WebServerConfiguration: Sendable {
     public var maximumPendingFramesPerClient = 4
 
     public init(host: String, port: Int, name: String, addressSpace: OSCAddressSpace, control: (host: String, port: UInt16)?,
-                sampleRateHz: Double, bandCentreFrequenciesHz: [Double]) {
+                sampleRateHz: Double, bandCentreFrequenciesHz: [Double], inputNames: [String?] = [""]) {
+        self.inputNames = inputNames
         self.host = host
         self.port = port
         self.name = name
@@ -65,7 +70,8 @@ public struct WebStatistics: Sendable, Equatable {
 /// no new frame until it catches up (counted in `framesDropped`).
 public final class WebServer: @unchecked Sendable {
     public let configuration: WebServerConfiguration
-    public let tree: OSCQueryTree
+    /// The OSCQuery namespace now (it follows `setInput`).
+    public var tree: OSCQueryTree { hub.inputs.withLock { $0.tree } }
     /// The port actually bound (the configured one, or the one picked for 0).
     public let boundPort: Int
 
@@ -74,14 +80,12 @@ public final class WebServer: @unchecked Sendable {
     private let serverChannel: Channel
     private let hub: ClientHub
     /// Publisher thread only.
-    private let stream: OSCMessageStream
     private var viewBytes: [UInt8]
 
     /// Binds and starts serving. Throws one line naming `--http` and the cause.
     public init(configuration: WebServerConfiguration) throws {
         self.configuration = configuration
-        tree = OSCQueryTree(addressSpace: configuration.addressSpace, controls: configuration.control == nil ? [] : ControlAddress.all)
-        stream = try OSCMessageStream(addressSpace: configuration.addressSpace)
+        let inputs = try WebInputs(configuration: configuration)
         viewBytes = Array(repeating: 0, count: ViewFrameEncoder.byteCount(bandCount: configuration.addressSpace.bandCount))
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         eventLoop = group.next()
@@ -93,7 +97,7 @@ public final class WebServer: @unchecked Sendable {
                 close(comm)
             }
         }
-        let hub = ClientHub(configuration: configuration, tree: tree, eventLoop: eventLoop)
+        let hub = ClientHub(configuration: configuration, inputs: inputs, eventLoop: eventLoop)
         self.hub = hub
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
@@ -156,14 +160,35 @@ public final class WebServer: @unchecked Sendable {
 
     private let stopped = Atomic<Bool>(false)
 
-    /// Called on the publisher thread with each frame after the OSC targets got it. Encodes it
-    /// for the page (when a page is connected) and renders the listened OSC messages (when
-    /// someone listens), keeps the latest frame for VALUE, and hands everything to the event
-    /// loop. Never waits for a client.
+    /// Adds the input `name` in `slot` (an input added at run time) or removes the slot's input
+    /// (`name` nil): OSCQuery lists its addresses from now on, or no longer. Allocates; any
+    /// thread but the publisher's. Throws a one-line error for a slot the server does not have.
+    public func setInput(slot: Int, name: String?) throws {
+        let configuration = self.configuration
+        try hub.inputs.withLock { inputs in
+            guard inputs.names != [""], inputs.names.indices.contains(slot) else {
+                throw WebServerError("input slot \(slot): the web server has no such slot")
+            }
+            inputs.names[slot] = name
+            try inputs.rebuild(configuration: configuration)
+        }
+        hub.updateListened()
+    }
+
+    /// Called on the publisher thread with each frame of every input after the OSC targets got
+    /// it. Encodes the first input's frames for the page (when a page is connected) and renders
+    /// the listened OSC messages (when someone listens), keeps each input's latest frame for
+    /// VALUE, and hands everything to the event loop. Never waits for a client.
     public func publish(_ frame: borrowing AnalysisFrame) {
         let latest = copy frame
-        hub.latestFrame.withLock { $0 = latest }
-        let wantsView = hub.viewClientCount.load(ordering: .relaxed) > 0
+        let slot = Int(latest.inputIndex)
+        let found = hub.inputs.withLock { inputs -> (streams: WebInputs.Streams, isFirst: Bool)? in
+            guard inputs.streams.indices.contains(slot), let streams = inputs.streams[slot] else { return nil }
+            inputs.latestFrames[slot] = latest
+            return (streams, slot == inputs.firstSlot)
+        }
+        guard let found else { return }
+        let wantsView = found.isFirst && hub.viewClientCount.load(ordering: .relaxed) > 0
         let listened = hub.listenedAddresses.withLock { $0 }
         guard wantsView || !listened.isEmpty else { return }
         var view: ByteBuffer?
@@ -173,7 +198,7 @@ public final class WebServer: @unchecked Sendable {
         }
         var messages: [(address: String, bytes: ByteBuffer)] = []
         if !listened.isEmpty {
-            stream.render(latest) { message in
+            found.streams.publishing.render(latest) { message in
                 if let address = OSCMessageStream.address(of: message), listened.contains(address) {
                     messages.append((address, ByteBuffer(bytes: message)))
                 }
@@ -223,25 +248,22 @@ final class WebClient {
 /// listened addresses (read by the publisher thread), counters (any thread).
 final class ClientHub: @unchecked Sendable {
     let configuration: WebServerConfiguration
-    let tree: OSCQueryTree
+    let inputs: Mutex<WebInputs>
+    var tree: OSCQueryTree { inputs.withLock { $0.tree } }
     let eventLoop: EventLoop
     let page: ByteBuffer
-    let latestFrame = Mutex(AnalysisFrame())
     let listenedAddresses = Mutex<Set<String>>([])
     let viewClientCount = Atomic<Int>(0)
     let statistics = Mutex(WebStatistics())
     let sentObserver = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
     /// Event-loop thread only.
     private var clients: [ObjectIdentifier: WebClient] = [:]
-    /// For VALUE: renders the latest frame on the event-loop thread.
-    private let valueStream: OSCMessageStream?
 
-    init(configuration: WebServerConfiguration, tree: OSCQueryTree, eventLoop: EventLoop) {
+    init(configuration: WebServerConfiguration, inputs: consuming WebInputs, eventLoop: EventLoop) {
         self.configuration = configuration
-        self.tree = tree
+        self.inputs = Mutex(inputs)
         self.eventLoop = eventLoop
         page = ByteBuffer(string: WebPage.html)
-        valueStream = try? OSCMessageStream(addressSpace: configuration.addressSpace)
     }
 
     // MARK: Clients (event-loop thread)
@@ -269,7 +291,15 @@ final class ClientHub: @unchecked Sendable {
         }
     }
 
+    /// The addresses some client listens to and that the tree still has (an input removed
+    /// takes its addresses with it). Event-loop thread, or `setInput`'s.
     func updateListened() {
+        if !eventLoop.inEventLoop {
+            eventLoop.execute { self.updateListened() }
+            return
+        }
+        let methodPaths = tree.methodPaths
+        for client in clients.values { client.listening.formIntersection(methodPaths) }
         let all = clients.values.reduce(into: Set<String>()) { $0.formUnion($1.listening) }
         listenedAddresses.withLock { $0 = all }
     }
@@ -315,14 +345,17 @@ final class ClientHub: @unchecked Sendable {
 
     // MARK: OSCQuery
 
-    /// The latest arguments of each output address (event-loop thread).
+    /// The latest arguments of each output address of every input (event-loop thread).
     func latestValues() -> [String: [Any]] {
-        guard let valueStream else { return [:] }
-        let frame = latestFrame.withLock { $0 }
+        let latest = inputs.withLock { inputs in
+            inputs.streams.indices.compactMap { slot in inputs.streams[slot].map { (streams: $0, frame: inputs.latestFrames[slot]) } }
+        }
         var values: [String: [Any]] = [:]
-        valueStream.render(frame) { message in
-            if let address = OSCMessageStream.address(of: message), let arguments = OSCMessageArguments.decode(Array(message)) {
-                values[address] = arguments
+        for (streams, frame) in latest {
+            streams.values.render(frame) { message in
+                if let address = OSCMessageStream.address(of: message), let arguments = OSCMessageArguments.decode(Array(message)) {
+                    values[address] = arguments
+                }
             }
         }
         return values
@@ -388,7 +421,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             sendJSON(hub.hostInfo(), head: head, context: context)
             return
         }
-        guard let node = hub.tree.node(at: path) else {
+        let tree = hub.tree
+        guard let node = tree.node(at: path) else {
             hub.statistics.withLock { $0.notFound += 1 }
             send(status: .notFound, type: "text/plain; charset=utf-8", body: ByteBuffer(string: "no such path: \(path)\n"), head: head, context: context)
             return
@@ -396,7 +430,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let values = hub.latestValues()
         if let query {
             // One attribute: `/spectrum/level?VALUE`.
-            let attributes = node.method.map { hub.tree.attributes($0, path: node.fullPath) { values[$0] } } ?? [:]
+            let attributes = node.method.map { tree.attributes($0, path: node.fullPath) { values[$0] } } ?? [:]
             let all = attributes.merging(["FULL_PATH": node.fullPath]) { $1 }
             guard let value = all[query] else {
                 send(status: .noContent, type: "text/plain", body: ByteBuffer(), head: head, context: context)
@@ -405,7 +439,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             sendJSON([query: value], head: head, context: context)
             return
         }
-        sendJSON(hub.tree.json(node) { values[$0] }, head: head, context: context)
+        sendJSON(tree.json(node) { values[$0] }, head: head, context: context)
     }
 
     private func sendJSON(_ object: [String: Any], head: HTTPRequestHead, context: ChannelHandlerContext) {
@@ -511,5 +545,56 @@ final class WebSocketHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         context.close(promise: nil)
+    }
+}
+
+/// The inputs the web server knows, by slot, and what is derived from them: the OSCQuery tree
+/// and each input's message streams. Held under `ClientHub.inputs`.
+struct WebInputs {
+    /// One input's renderers of its OSC messages (under `<prefix>` or `<prefix>/NAME`): one for
+    /// the publisher thread (LISTEN), one for the event loop (VALUE); each keeps pulse state.
+    final class Streams: @unchecked Sendable {
+        let publishing: OSCMessageStream
+        let values: OSCMessageStream
+        init(_ addressSpace: OSCAddressSpace) throws {
+            publishing = try OSCMessageStream(addressSpace: addressSpace)
+            values = try OSCMessageStream(addressSpace: addressSpace)
+        }
+    }
+
+    var names: [String?]
+    private(set) var tree: OSCQueryTree
+    private(set) var streams: [Streams?]
+    /// The first slot with an input: the one the page shows.
+    private(set) var firstSlot = 0
+    /// Each slot's latest frame, for VALUE.
+    var latestFrames: [AnalysisFrame]
+
+    init(configuration: WebServerConfiguration) throws {
+        names = configuration.inputNames
+        tree = OSCQueryTree(addressSpace: configuration.addressSpace, controls: [])
+        streams = []
+        latestFrames = Array(repeating: AnalysisFrame(), count: configuration.inputNames.count)
+        try rebuild(configuration: configuration)
+    }
+
+    /// Rebuilds the tree and the streams from `names`; a slot whose name is unchanged keeps
+    /// its streams.
+    mutating func rebuild(configuration: WebServerConfiguration) throws {
+        let space = configuration.addressSpace
+        let present = names.compactMap { $0 }
+        tree = OSCQueryTree(addressSpace: space, controls: configuration.control == nil ? [] : ControlAddress.all, inputNames: present)
+        var rebuilt: [Streams?] = []
+        for (slot, name) in names.enumerated() {
+            guard let name else { rebuilt.append(nil); continue }
+            let prefix = name.isEmpty ? space.prefix : space.prefix + "/" + name
+            if slot < streams.count, let existing = streams[slot], existing.publishing.addressSpace.prefix == prefix {
+                rebuilt.append(existing)
+            } else {
+                rebuilt.append(try Streams(OSCAddressSpace(prefix: prefix, bandCount: space.bandCount, groupCount: space.groupCount, outputRateHz: space.outputRateHz)))
+            }
+        }
+        streams = rebuilt
+        firstSlot = names.firstIndex { $0 != nil } ?? 0
     }
 }

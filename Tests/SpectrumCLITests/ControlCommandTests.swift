@@ -111,8 +111,9 @@ import Testing
         defer { high.stop() }
         let receiver = OSCReceiver()
         let controlPort = Self.freePort()
+        let httpPort = Int(Self.freePort())
         let spectrum = try RunningSpectrum(["run", "--server", server.name, "--input", "kick=\(low.outputPortName)", "--osc", "127.0.0.1:\(receiver.port)",
-                                            "--control", "\(controlPort)", "--duration", "30", "--quiet"])
+                                            "--control", "\(controlPort)", "--http", "127.0.0.1:\(httpPort)", "--duration", "30", "--quiet"])
         /// The next answer (not one seen before).
         var answersSeen = 0
         func answer(_ address: String) -> [String]? {
@@ -138,6 +139,11 @@ import Testing
         }
         #expect(bass.flatMap(loudest) == (try LiveCommandTests.band(of: 4000)), "the added input analyses its own source")
         #expect(try server.listPorts().contains("spectrum:bass"))
+        // OSCQuery lists the added input, with its own values (LISTEN and VALUE follow the tree).
+        #expect(try LoopbackHTTP.get(port: httpPort, path: "/spectrum/bass/bands").status == 200)
+        let kickValue = try LoopbackHTTP.get(port: httpPort, path: "/spectrum/kick/bands?VALUE")
+        #expect(kickValue.status == 200 && kickValue.body.hasPrefix("{\"VALUE\":["), "\(kickValue)")
+        #expect(try LoopbackHTTP.get(port: httpPort, path: "/spectrum/bands").status == 404, "no unnamed addresses with named inputs")
 
         Self.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "bass") }
         #expect(answer("/spectrum/control/input/remove")?.last == "ok: input bass removed")
@@ -148,6 +154,7 @@ import Testing
         #expect(later.contains { $0.message("/spectrum/kick/bands") != nil }, "the other input goes on")
         #expect(!later.contains { $0.messages.contains { $0.path.hasPrefix("/spectrum/bass/") } }, "nothing of the removed input")
         #expect(!(try server.listPorts().contains("spectrum:bass")))
+        #expect(try LoopbackHTTP.get(port: httpPort, path: "/spectrum/bass").status == 404, "OSCQuery no longer lists the removed input")
 
         Self.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "nosuch") }
         #expect(answer("/spectrum/control/input/remove")?.last?.hasPrefix("error: input nosuch: no such input") == true)

@@ -219,6 +219,7 @@ import Testing
         (["--reference", "300"], "--reference 300.0: expected 415 to 466 Hz"),
         (["--input", "kick", "--input", "kick"], "--input kick: the name is given twice"),
         (["--input", "kick drum"], "--input kick drum: the name 'kick drum' may hold only"),
+        (["--input", "status"], "--input status: the name 'status' is taken by spectrum's own OSC addresses (<prefix>/status)"),
         (["--input", "kick="], "--input kick=: expected NAME=SOURCE_PORT"),
         (["--input", "kick=nosuch:port"], "no JACK port named 'nosuch:port'"),
         (["--input", "kick", "--connect", "system:capture_1"], "--connect: cannot be combined with --input"),

@@ -51,6 +51,63 @@ import SpectrumCore
         #expect(frameBundles.last?.message("/spectrum/beat") != nil)
     }
 
+    @Test func routesThatNameAnInputCarryThatInputAndTheOthersTheFirst() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        var configuration = PublisherConfiguration(targets: [receiver.target])
+        configuration.inputNames = ["kick", "bass"]
+        configuration.rig = Rig(name: "desk", routes: [
+            Route(values: [RouteValue(.level(.vu))], address: "/desk/kick", input: "kick"),
+            Route(values: [RouteValue(.level(.vu))], address: "/desk/bass", input: "bass"),
+            Route(values: [RouteValue(.level(.vu))], address: "/desk/first"),
+        ])
+        let publisher = try FramePublisher(configuration: configuration, ring: ring.ring)
+        try publisher.start()
+        for index in 0..<6 {
+            var frame = SyntheticFrames.frame(index)
+            frame.inputIndex = Int32(index % 2)
+            frame.level.vu = index % 2 == 0 ? 0.25 : 0.75
+            SyntheticFrames.push(frame, into: ring.ring)
+        }
+        publisher.flush()
+        receiver.receive { receiver.bundles.count >= 6 }
+        receiver.drain(seconds: 0.05)
+        let bundles = receiver.bundles
+
+        // Removed, bass's routes fall silent; added again under that name, they are fed again.
+        func pushBass(_ vu: Float) {
+            var frame = SyntheticFrames.frame(10)
+            frame.inputIndex = 1
+            frame.level.vu = vu
+            SyntheticFrames.push(frame, into: ring.ring)
+            publisher.flush()
+        }
+        try publisher.setInput(slot: 1, name: nil)
+        publisher.flush()
+        pushBass(0.5)
+        try publisher.setInput(slot: 1, name: "bass")
+        publisher.flush()
+        pushBass(0.625)
+        receiver.receive { receiver.bundles.count >= 7 }
+        receiver.drain(seconds: 0.05)
+        publisher.stop()
+        #expect(receiver.bundles.dropFirst(6).compactMap { $0.message("/desk/bass")?.values.first } == [0.625])
+
+        #expect(bundles.count == 6)
+        let kick = bundles.compactMap { $0.message("/desk/kick")?.values.first }
+        let bass = bundles.compactMap { $0.message("/desk/bass")?.values.first }
+        let first = bundles.compactMap { $0.message("/desk/first")?.values.first }
+        #expect(kick == [0.25, 0.25, 0.25])
+        #expect(bass == [0.75, 0.75, 0.75])
+        #expect(first == [0.25, 0.25, 0.25], "a route without input follows the first input")
+        #expect(bundles.allSatisfy { $0.message("/desk/bass") == nil || $0.message("/desk/kick") == nil }, "one input's frame per bundle")
+
+        configuration.rig?.routes.append(Route(values: [RouteValue(.level(.vu))], address: "/desk/vocal", input: "vocal", line: 12))
+        #expect(throws: OSCConfigurationError("rig desk, route at line 12: input vocal: no such input; the inputs are kick, bass")) { try configuration.validate() }
+        configuration.inputNames = [""]
+        #expect(throws: OSCConfigurationError("rig desk: input kick: routes name inputs only with named inputs (--input kick)")) { try configuration.validate() }
+    }
+
     @Test func oneBundlePerFrameWithEveryEnabledAddress() throws {
         let receiver = OSCReceiver()
         let ring = FrameRingHolder()

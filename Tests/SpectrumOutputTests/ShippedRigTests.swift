@@ -118,6 +118,7 @@ import Testing
         ("routes:\n  - source: beat\n    address: /a\n    hold_ms: -3\n", "FILE:4: routes.hold_ms: expected 0 to 10000 ms"),
         ("routes:\n  - source: beat\n    address: /a\n    when: sunrise\n", "FILE:4: routes.when: expected one of pitch.active, pitch.string.active, onset"),
         ("routes:\n  - source: beat\n    address: /a\n    max_rate_hz: 0\n", "FILE:4: routes.max_rate_hz: expected a rate above 0"),
+        ("routes:\n  - source: beat\n    address: /a\n    input: 3\n", "FILE:4: routes.input: expected the name of an input (--input NAME)"),
         ("rig:\n  bundle: maybe\nroutes:\n  - source: beat\n    address: /a\n", "FILE:2: rig.bundle: expected true or false"),
         ("rig:\n  time_tag: later\nroutes:\n  - source: beat\n    address: /a\n", "FILE:2: rig.time_tag: expected immediate or capture"),
         ("routes: 3\n", "FILE:1: routes: expected a list of routes"),
@@ -128,5 +129,13 @@ import Testing
         let message = Self.error(yaml)
         #expect(message.hasPrefix(expected), "\(message)")
         #expect(!message.contains("\n"))
+    }
+
+    @Test func aRouteNamesItsInput() throws {
+        let path = NSTemporaryDirectory() + "rig-\(UUID().uuidString).yaml"
+        FileManager.default.createFile(atPath: path, contents: Data("routes:\n  - source: level\n    address: /kick\n    input: kick\n  - source: level\n    address: /any\n".utf8))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let rig = try RigLoader.load(path: path)
+        #expect(rig.routes.map(\.input) == ["kick", nil])
     }
 }

@@ -66,4 +66,58 @@ import Testing
         let withoutControl = OSCQueryTree(addressSpace: space, controls: [])
         #expect(withoutControl.node(at: "/spectrum/control") == nil)
     }
+
+    @Test func withNamedInputsTheTreeListsEachInputUnderItsNameAndTheStatusUnderThePrefix() throws {
+        let space = OSCAddressSpace()
+        let tree = OSCQueryTree(addressSpace: space, controls: ControlAddress.all, inputNames: ["kick", "bass"])
+        for entry in space.entries {
+            if entry.kind.isStatus {
+                #expect(tree.node(at: entry.address)?.method?.typeTags == entry.typeTags, "\(entry.address)")
+                #expect(tree.node(at: "/spectrum/kick" + entry.kind.suffix) == nil)
+            } else {
+                for name in ["kick", "bass"] {
+                    let node = tree.node(at: "/spectrum/\(name)" + entry.kind.suffix)
+                    #expect(node?.method?.typeTags == entry.typeTags, "/spectrum/\(name)\(entry.kind.suffix)")
+                    #expect(node?.method?.access == .readOnly)
+                }
+                #expect(tree.node(at: entry.address) == nil, "\(entry.address) is not sent with named inputs")
+            }
+        }
+        #expect(tree.node(at: "/spectrum/control/reference")?.method?.access == .readWrite)
+        #expect(tree.node(at: "/spectrum")?.children.map(\.name).prefix(2) == ["kick", "bass"])
+    }
+
+    @Test func inputsAddedAndRemovedAtRunTimeChangeTheTreeAndEachInputHasItsOwnValues() throws {
+        let configuration = WebServerConfiguration(host: "127.0.0.1", port: 0, name: "test", addressSpace: OSCAddressSpace(), control: nil,
+                                                   sampleRateHz: 48_000, bandCentreFrequenciesHz: [], inputNames: ["kick", nil])
+        let web = try WebServer(configuration: configuration)
+        defer { web.stop() }
+        #expect(web.tree.node(at: "/spectrum/kick/bands") != nil)
+        #expect(web.tree.node(at: "/spectrum/bass") == nil)
+        try web.setInput(slot: 1, name: "bass")
+        #expect(web.tree.node(at: "/spectrum/bass/bands") != nil)
+
+        var frame = AnalysisFrame()
+        frame.bandCount = 128
+        frame.level.vu = 0.25
+        frame.inputIndex = 0
+        web.publish(frame)
+        frame.level.vu = 0.75
+        frame.inputIndex = 1
+        web.publish(frame)
+        let kick = try LoopbackHTTP.get(port: web.boundPort, path: "/spectrum/kick/level?VALUE")
+        let bass = try LoopbackHTTP.get(port: web.boundPort, path: "/spectrum/bass/level?VALUE")
+        #expect(kick.status == 200 && kick.body.contains("0.25"), "\(kick)")
+        #expect(bass.status == 200 && bass.body.contains("0.75"), "\(bass)")
+        #expect(try LoopbackHTTP.get(port: web.boundPort, path: "/spectrum/level").status == 404)
+
+        try web.setInput(slot: 0, name: nil)
+        #expect(web.tree.node(at: "/spectrum/kick") == nil)
+        #expect(try LoopbackHTTP.get(port: web.boundPort, path: "/spectrum/kick/level").status == 404)
+        #expect(try LoopbackHTTP.get(port: web.boundPort, path: "/spectrum/bass/level").status == 200)
+        #expect(throws: WebServerError.self) { try web.setInput(slot: 2, name: "vocal") }
+        let unnamed = try Self.server()
+        defer { unnamed.stop() }
+        #expect(throws: WebServerError.self) { try unnamed.setInput(slot: 0, name: "kick") }
+    }
 }

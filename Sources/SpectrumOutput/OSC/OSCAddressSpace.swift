@@ -63,6 +63,10 @@ public enum OSCMessageKind: String, CaseIterable, Sendable {
     /// the packet size and only visual tools want it. The MIDI clock's status comes with
     /// `--midi-clock`, Link's with `--link`.
     public var isEnabledByDefault: Bool { self != .waveform && self != .midiClockStatus && self != .linkStatus }
+
+    /// The health messages: with named inputs they stay under the prefix (once per second for
+    /// the whole client), while every other kind is sent under `prefix/NAME` for each input.
+    public var isStatus: Bool { [.status, .targetStatus, .serverStatus, .midiClockStatus, .linkStatus].contains(self) }
 }
 
 /// A set of message kinds (which ones the publisher sends).

@@ -325,13 +325,16 @@ public struct Route: Sendable, Equatable, Hashable {
     public var format: String?
     /// How long an event pulse stays at 1 (at least one frame).
     public var holdMilliseconds: Double
+    /// The named input (`--input NAME`) whose frames and beats feed this route; nil: the first
+    /// input's (slot 0).
+    public var input: String?
     /// Where the route was written (for errors), when it came from a file.
     public var line: Int?
 
     public static let defaultHoldMilliseconds = 30.0
 
     public init(values: [RouteValue], address: String, arguments: RouteArguments = .tags(["f"]), perElement: Bool? = nil, firstNumber: Int = 1,
-                condition: RouteCondition? = nil, policy: SendPolicy = SendPolicy(), format: String? = nil, holdMilliseconds: Double = Route.defaultHoldMilliseconds, line: Int? = nil) {
+                condition: RouteCondition? = nil, policy: SendPolicy = SendPolicy(), format: String? = nil, holdMilliseconds: Double = Route.defaultHoldMilliseconds, input: String? = nil, line: Int? = nil) {
         self.values = values
         self.address = address
         self.arguments = arguments
@@ -341,6 +344,7 @@ public struct Route: Sendable, Equatable, Hashable {
         self.policy = policy
         self.format = format
         self.holdMilliseconds = holdMilliseconds
+        self.input = input
         self.line = line
     }
 }
