@@ -5,8 +5,8 @@ import SpectrumCore
 
 /// One synthetic regression per class of input the tempo benchmark's held-out part showed
 /// failing (issue 14): a tonal click at any phase of the hop, four on the floor with off-beat
-/// open hats and sixteenth percussion, funk's dotted-eighth groupings, a slow ballad's eighth
-/// hats, a tempo above the BPM range.
+/// open hats and sixteenth percussion (also under a clickless kick), funk's dotted-eighth
+/// groupings, a slow ballad's eighth hats, a tempo above the BPM range.
 @Suite struct RhythmClassTests {
     static let sampleRateHz = 48_000.0
 
@@ -34,6 +34,17 @@ import SpectrumCore
         let signal = TestSignals.rhythm(.technoOffBeat, segments: [(bpm, 14)], sampleRateHz: Self.sampleRateHz)
         let frames = try RhythmTests.frames(signal)
         RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: 14, "techno \(bpm) BPM")
+    }
+
+    /// The same class with a clickless electronic kick under off-beat shakers and sixteenth
+    /// percussion that are louder than it above the bass band: the grid still lands on the
+    /// kick (within 20 ms), which only the low band marks. (A grid seeded a sixteenth off the
+    /// kick fails this by 130–165 ms.)
+    @Test(arguments: [122.0, 128.0, 134.0])
+    func aClicklessKickUnderLouderOffBeatsLandsOnTheKick(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.subKickOffBeat, segments: [(bpm, 14)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: 14, "sub-kick techno \(bpm) BPM")
     }
 
     /// Funk's kicks on 1, 1-a, 2-and (dotted eighths) make a period of a dotted quarter (two
