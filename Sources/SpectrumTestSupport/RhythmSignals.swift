@@ -97,6 +97,18 @@ public struct DrumPattern: Sendable {
         name: "funk",
         events: [(0, .kick), (3, .kick), (6, .kick), (9, .kick), (11, .kick), (4, .snare), (12, .snare)]
             + (0..<16).map { ($0, DrumVoice.hat) } + [0, 3, 6, 8, 10, 11, 13].map { ($0, DrumVoice.bass) })
+    /// Funk whose syncopation makes a dotted-eighth pulse (as the tempo benchmark's funk): kick
+    /// on 1, 1-a, 2-and, 3-and and 4-e (from 3-and through the next bar's 2-and, five kicks a
+    /// dotted eighth apart), snare on 2 and 4, rims for its ghost notes (1-and, 2-a, 3-e, 4-a),
+    /// shakers for its chord stabs (1-e, 2-e, 3-e, 4-and), sixteenth hats, a bass on the kicks
+    /// and on 3 and 3-a. Its onsets repeat at a dotted eighth (4⁄3 of the tempo) as much as at
+    /// the beat, and its bar only a little more (without the ghost notes and stabs it repeats
+    /// far more at the bar, and the tempo reads right).
+    public static let funkDottedEighth = DrumPattern(
+        name: "funk, dotted-eighth kicks",
+        events: [(0, .kick), (3, .kick), (6, .kick), (10, .kick), (13, .kick), (4, .snare), (12, .snare)]
+            + (0..<16).map { ($0, DrumVoice.hat) } + [0, 3, 6, 8, 10, 11, 13].map { ($0, DrumVoice.bass) }
+            + [2, 7, 9, 15].map { ($0, DrumVoice.rim) } + [1, 5, 9, 14].map { ($0, DrumVoice.shaker) })
     /// A slow ballad: kick on 1 and the "and" of 3, snare on 2 and 4, eighth hats (which fall on
     /// every beat of the double tempo and nowhere between).
     public static let ballad = DrumPattern(name: "ballad", events: [(0, .kick), (10, .kick), (4, .snare), (12, .snare), (0, .bass), (8, .bass)]
