@@ -29,6 +29,9 @@ public enum DrumVoice: Sendable {
     case click
     /// Acoustic-style kick: a sine sweeping 150 → 45 Hz, 120 ms decay, plus a 10 ms noise click.
     case kick
+    /// Electronic kick without a click (808 style): the kick's sine sweeping 150 → 45 Hz, 120 ms
+    /// decay, nothing above ~200 Hz but its start.
+    case subKick
     /// Snare: 180 Hz body (40 ms) and noise (60 ms).
     case snare
     /// Closed hi-hat: noise high-passed at 7 kHz (12 dB/octave), 25 ms decay.
@@ -78,6 +81,15 @@ public struct DrumPattern: Sendable {
         events: [(0, .kick), (4, .kick), (8, .kick), (12, .kick), (4, .snare), (12, .snare)]
             + stride(from: 2, to: 16, by: 4).map { ($0, DrumVoice.openHat) }
             + [3, 7, 11, 13, 15].map { ($0, DrumVoice.rim) } + [2, 3, 6, 7, 10, 11, 14, 15].map { ($0, DrumVoice.bass) })
+    /// Electronic four on the floor: a clickless (808-style) kick on every beat and nothing else
+    /// there; a loud shaker (four layered) and an open hat on the off-beats and rim percussion
+    /// on every other sixteenth, so that above the bass band the off-beats and sixteenths are
+    /// louder than the beats: only the low band says where the beat is.
+    public static let subKickOffBeat = DrumPattern(
+        name: "sub-kick techno, loud off-beat shakers",
+        events: [(0, .subKick), (4, .subKick), (8, .subKick), (12, .subKick)]
+            + stride(from: 2, to: 16, by: 4).flatMap { [($0, DrumVoice.openHat)] + Array(repeating: ($0, DrumVoice.shaker), count: 4) }
+            + stride(from: 1, to: 16, by: 2).map { ($0, DrumVoice.rim) })
     /// Sixteenth-note funk (as the tempo benchmark's): kick on 1, 1-a, 2-and, 3-e, 3-a; snare on
     /// 2 and 4 with ghost notes; sixteenth hats. Its kicks group in dotted eighths, which makes
     /// two thirds of the tempo (a period of a dotted quarter) plausible.
@@ -85,6 +97,18 @@ public struct DrumPattern: Sendable {
         name: "funk",
         events: [(0, .kick), (3, .kick), (6, .kick), (9, .kick), (11, .kick), (4, .snare), (12, .snare)]
             + (0..<16).map { ($0, DrumVoice.hat) } + [0, 3, 6, 8, 10, 11, 13].map { ($0, DrumVoice.bass) })
+    /// Funk whose syncopation makes a dotted-eighth pulse (as the tempo benchmark's funk): kick
+    /// on 1, 1-a, 2-and, 3-and and 4-e (from 3-and through the next bar's 2-and, five kicks a
+    /// dotted eighth apart), snare on 2 and 4, rims for its ghost notes (1-and, 2-a, 3-e, 4-a),
+    /// shakers for its chord stabs (1-e, 2-e, 3-e, 4-and), sixteenth hats, a bass on the kicks
+    /// and on 3 and 3-a. Its onsets repeat at a dotted eighth (4⁄3 of the tempo) as much as at
+    /// the beat, and its bar only a little more (without the ghost notes and stabs it repeats
+    /// far more at the bar, and the tempo reads right).
+    public static let funkDottedEighth = DrumPattern(
+        name: "funk, dotted-eighth kicks",
+        events: [(0, .kick), (3, .kick), (6, .kick), (10, .kick), (13, .kick), (4, .snare), (12, .snare)]
+            + (0..<16).map { ($0, DrumVoice.hat) } + [0, 3, 6, 8, 10, 11, 13].map { ($0, DrumVoice.bass) }
+            + [2, 7, 9, 15].map { ($0, DrumVoice.rim) } + [1, 5, 9, 14].map { ($0, DrumVoice.shaker) })
     /// A slow ballad: kick on 1 and the "and" of 3, snare on 2 and 4, eighth hats (which fall on
     /// every beat of the double tempo and nowhere between).
     public static let ballad = DrumPattern(name: "ballad", events: [(0, .kick), (10, .kick), (4, .snare), (12, .snare), (0, .bass), (8, .bass)]
@@ -132,6 +156,7 @@ extension TestSignals {
             .bass: voice(.bass, sampleRateHz: sampleRateHz, using: &generator),
             .tonalClick: voice(.tonalClick, sampleRateHz: sampleRateHz, using: &generator),
             .rim: voice(.rim, sampleRateHz: sampleRateHz, using: &generator),
+            .subKick: voice(.subKick, sampleRateHz: sampleRateHz, using: &generator),
         ]
         var beats: [Double] = []
         var segmentStart = 0.0
@@ -177,6 +202,13 @@ extension TestSignals {
                 let time = Double(index) / sampleRateHz
                 phase += 2 * .pi * (45 + 105 * exp(-time / 0.04)) / sampleRateHz
                 return Float(0.8 * exp(-time / 0.12) * sin(phase) + 0.4 * exp(-time / 0.01) * noise())
+            }
+        case .subKick:
+            var phase = 0.0
+            return (0..<Int(0.4 * sampleRateHz)).map { index in
+                let time = Double(index) / sampleRateHz
+                phase += 2 * .pi * (45 + 105 * exp(-time / 0.04)) / sampleRateHz
+                return Float(0.8 * min(1, time / 0.002) * exp(-time / 0.12) * sin(phase))
             }
         case .snare:
             return (0..<Int(0.3 * sampleRateHz)).map { index in
