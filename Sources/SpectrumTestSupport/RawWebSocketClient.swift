@@ -57,6 +57,31 @@ public final class RawWebSocketClient: @unchecked Sendable {
         thread.start()
     }
 
+    /// Reads one whole message the server sent (unmasked, unfragmented, as Spectrum sends):
+    /// its opcode (1 text, 2 binary) and payload. Not with `drain()`. Throws when the socket
+    /// closes or nothing arrives within `timeoutSeconds`.
+    public func readMessage(timeoutSeconds: Int = 10) throws -> (opcode: UInt8, payload: [UInt8]) {
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let header = try read(2)
+        var length = Int(header[1] & 0x7f)
+        if length == 126 { length = try read(2).reduce(0) { $0 << 8 | Int($1) } }
+        else if length == 127 { length = try read(8).reduce(0) { $0 << 8 | Int($1) } }
+        return (header[0] & 0x0f, try read(length))
+    }
+
+    private func read(_ count: Int) throws -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let length = result.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + filled, count - filled, 0) }
+            guard length > 0 else { throw Failure(description: "the WebSocket closed or timed out (errno \(errno))") }
+            filled += length
+            bytes.add(length, ordering: .relaxed)
+        }
+        return result
+    }
+
     public func close() {
         shutdown(descriptor, Int32(SHUT_RDWR))
         Glibc.close(descriptor)

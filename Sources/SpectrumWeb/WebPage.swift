@@ -22,6 +22,8 @@ enum WebPage {
   header button.on { background: #2f6fdf; border-color: #5b8fef; }
   header button kbd { color: var(--dim); font-size: 11px; margin-right: 4px; font-family: inherit; }
   header button.on kbd { color: #dde; }
+  header select { background: #24242c; color: var(--fg); border: 1px solid #3a3a46; border-radius: 6px; padding: 5px 6px; font: inherit; }
+  #inputnote { color: #ffb347; font-size: 12px; }
   #conn { margin-left: auto; color: var(--dim); font-size: 12px; }
   main { flex: 1; display: flex; min-height: 0; }
   #view { flex: 1; position: relative; min-width: 0; }
@@ -64,6 +66,8 @@ enum WebPage {
   <button data-mode="surface"><kbd>5</kbd>Surface</button>
   <button data-mode="surface+"><kbd>5</kbd>Surface+</button>
   <button data-mode="waveform"><kbd>6</kbd>Waveform</button>
+  <select id="input" title="input" hidden></select>
+  <span id="inputnote"></span>
   <span id="conn">connecting…</span>
 </header>
 <main>
@@ -124,21 +128,42 @@ function onFrame(buffer) {
   }
 }
 
+// Named inputs: the one the URL asks for (?input=NAME), else the server's first; the selector
+// lists the inputs the server has now (hello and "inputs" messages) and is hidden without names.
+let wantedInput = new URLSearchParams(location.search).get("input"), shownInput = null;
+const inputSelect = document.getElementById("input");
+function onInputs(message) {
+  const inputs = message.inputs || [], shown = message.input === undefined ? null : message.input;
+  inputSelect.hidden = inputs.length === 0;
+  inputSelect.replaceChildren(...inputs.map((name) => { const o = document.createElement("option"); o.value = o.textContent = name; return o; }));
+  if (shown !== null) inputSelect.value = shown;
+  const missing = wantedInput !== null && inputs.length > 0 && !inputs.includes(wantedInput);
+  document.getElementById("inputnote").textContent = missing ? "no input “" + wantedInput + "”" + (shown !== null ? ": showing " + shown : "") : "";
+  if (shown !== shownInput) { shownInput = shown; resetArrays(bandCount); }
+}
+inputSelect.addEventListener("change", () => {
+  wantedInput = inputSelect.value;
+  window.history.replaceState(null, "", "?input=" + encodeURIComponent(wantedInput) + location.hash);
+  socket.onclose = null; socket.close(); connect();   // a fresh hello and that input's frames
+});
+
 let socket = null;
 function connect() {
   const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-  socket = new WebSocket(scheme + location.host + "/view");
+  socket = new WebSocket(scheme + location.host + "/view" + (wantedInput !== null ? "?input=" + encodeURIComponent(wantedInput) : ""));
   socket.binaryType = "arraybuffer";
   socket.onopen = () => setConn("connected");
   socket.onmessage = (event) => {
     if (typeof event.data === "string") {
       const hello = JSON.parse(event.data);
+      if (hello.type === "inputs") { onInputs(hello); return; }
       if (hello.type !== "hello") return;
       rateHz = hello.outputRateHz || 60; centres = hello.bandCentresHz || [];
       historyEvery = Math.max(1, Math.round(rateHz / HISTORY_ROWS_PER_SECOND));
       resetArrays(hello.bandCount || 128);
       document.title = "spectrum – " + hello.name;
       document.getElementById("title").textContent = hello.name;
+      onInputs(hello);
     } else {
       onFrame(event.data);
     }

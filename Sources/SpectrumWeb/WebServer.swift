@@ -20,7 +20,8 @@ public struct WebServerConfiguration: Sendable {
     public var addressSpace: OSCAddressSpace
     /// The live client's inputs by slot, as `PublisherConfiguration.inputNames` (nil: no input
     /// in that slot yet, see `WebServer.setInput`; `[""]`: one unnamed input). OSCQuery lists
-    /// each named input's addresses under `<prefix>/NAME`; the page shows the first input.
+    /// each named input's addresses under `<prefix>/NAME`; each page shows the input it asks
+    /// for (`/view?input=NAME`), the first one otherwise.
     public var inputNames: [String?] = [""]
     /// The control input, if `--control` is given: its addresses are read-write in the tree and
     /// its port is OSCQuery's OSC_PORT.
@@ -117,8 +118,10 @@ public final class WebServer: @unchecked Sendable {
                         shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
                         upgradePipelineHandler: { channel, head in
                             channel.eventLoop.makeCompletedFuture {
-                                let kind: WebClient.Kind = head.uri.split(separator: "?").first == "/view" ? .view : .query
-                                try channel.pipeline.syncOperations.addHandler(WebSocketHandler(hub: hub, kind: kind))
+                                let components = URLComponents(string: head.uri)
+                                let kind: WebClient.Kind = components?.path == "/view" ? .view : .query
+                                let requestedInput = components?.queryItems?.first { $0.name == "input" }?.value
+                                try channel.pipeline.syncOperations.addHandler(WebSocketHandler(hub: hub, kind: kind, requestedInput: requestedInput))
                             }
                         })
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
@@ -161,8 +164,10 @@ public final class WebServer: @unchecked Sendable {
     private let stopped = Atomic<Bool>(false)
 
     /// Adds the input `name` in `slot` (an input added at run time) or removes the slot's input
-    /// (`name` nil): OSCQuery lists its addresses from now on, or no longer. Allocates; any
-    /// thread but the publisher's. Throws a one-line error for a slot the server does not have.
+    /// (`name` nil): OSCQuery lists its addresses from now on, or no longer; every page is told
+    /// the inputs there are now, and a page that asked for this name gets its frames from now
+    /// on (the first input's while it is gone). Allocates; any thread but the publisher's.
+    /// Throws a one-line error for a slot the server does not have.
     public func setInput(slot: Int, name: String?) throws {
         let configuration = self.configuration
         try hub.inputs.withLock { inputs in
@@ -173,22 +178,23 @@ public final class WebServer: @unchecked Sendable {
             try inputs.rebuild(configuration: configuration)
         }
         hub.updateListened()
+        hub.inputsChanged()
     }
 
     /// Called on the publisher thread with each frame of every input after the OSC targets got
-    /// it. Encodes the first input's frames for the page (when a page is connected) and renders
+    /// it. Encodes the frames of the inputs pages show (each page its own) and renders
     /// the listened OSC messages (when someone listens), keeps each input's latest frame for
     /// VALUE, and hands everything to the event loop. Never waits for a client.
     public func publish(_ frame: borrowing AnalysisFrame) {
         let latest = copy frame
         let slot = Int(latest.inputIndex)
-        let found = hub.inputs.withLock { inputs -> (streams: WebInputs.Streams, isFirst: Bool)? in
+        let found = hub.inputs.withLock { inputs -> WebInputs.Streams? in
             guard inputs.streams.indices.contains(slot), let streams = inputs.streams[slot] else { return nil }
             inputs.latestFrames[slot] = latest
-            return (streams, slot == inputs.firstSlot)
+            return streams
         }
         guard let found else { return }
-        let wantsView = found.isFirst && hub.viewClientCount.load(ordering: .relaxed) > 0
+        let wantsView = hub.viewedSlots.withLock { $0.contains(slot) }
         let listened = hub.listenedAddresses.withLock { $0 }
         guard wantsView || !listened.isEmpty else { return }
         var view: ByteBuffer?
@@ -198,7 +204,7 @@ public final class WebServer: @unchecked Sendable {
         }
         var messages: [(address: String, bytes: ByteBuffer)] = []
         if !listened.isEmpty {
-            found.streams.publishing.render(latest) { message in
+            found.publishing.render(latest) { message in
                 if let address = OSCMessageStream.address(of: message), listened.contains(address) {
                     messages.append((address, ByteBuffer(bytes: message)))
                 }
@@ -206,7 +212,7 @@ public final class WebServer: @unchecked Sendable {
         }
         let captureMicroseconds = frame.captureTimeMicroseconds
         let hub = self.hub
-        eventLoop.execute { [messages] in hub.deliver(view: view, messages: messages, captureMicroseconds: captureMicroseconds) }
+        eventLoop.execute { [messages] in hub.deliver(view: view, slot: slot, messages: messages, captureMicroseconds: captureMicroseconds) }
     }
 
     /// Called on the event-loop thread with the capture time of each view frame when its write
@@ -234,13 +240,18 @@ final class WebClient {
     enum Kind { case view, query }
     let channel: Channel
     let kind: Kind
+    /// The input a page asked for (`/view?input=NAME`), nil when it asked for none.
+    let requestedInput: String?
+    /// The slot whose frames a page gets: the requested input's, the first input's otherwise.
+    var slot = 0
     var listening: Set<String> = []
     /// Frames (or OSC messages) written but not yet completed.
     var pending = 0
 
-    init(channel: Channel, kind: Kind) {
+    init(channel: Channel, kind: Kind, requestedInput: String?) {
         self.channel = channel
         self.kind = kind
+        self.requestedInput = requestedInput
     }
 }
 
@@ -253,7 +264,8 @@ final class ClientHub: @unchecked Sendable {
     let eventLoop: EventLoop
     let page: ByteBuffer
     let listenedAddresses = Mutex<Set<String>>([])
-    let viewClientCount = Atomic<Int>(0)
+    /// The slots some page shows (read by the publisher thread: only those are encoded).
+    let viewedSlots = Mutex<Set<Int>>([])
     let statistics = Mutex(WebStatistics())
     let sentObserver = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
     /// Event-loop thread only.
@@ -270,15 +282,60 @@ final class ClientHub: @unchecked Sendable {
 
     func add(_ client: WebClient) {
         clients[ObjectIdentifier(client.channel)] = client
-        if client.kind == .view { viewClientCount.add(1, ordering: .relaxed) }
+        if client.kind == .view { assignSlots() }
         countClients()
     }
 
     func remove(_ channel: Channel) {
         guard let client = clients.removeValue(forKey: ObjectIdentifier(channel)) else { return }
-        if client.kind == .view { viewClientCount.subtract(1, ordering: .relaxed) }
+        if client.kind == .view { assignSlots() }
         updateListened()
         countClients()
+    }
+
+    /// Each slot's input name now (nil: an empty slot, `""`: one unnamed input) and the first
+    /// slot with an input.
+    private func inputNames() -> (names: [String?], firstSlot: Int) {
+        inputs.withLock { ($0.names, $0.firstSlot) }
+    }
+
+    /// Gives each page the slot it shows (the input it asked for, else the first) and tells the
+    /// publisher which slots to encode. Event-loop thread.
+    private func assignSlots() {
+        let (names, firstSlot) = inputNames()
+        var viewed = Set<Int>()
+        for client in clients.values where client.kind == .view {
+            let requested = client.requestedInput.flatMap { name in names.firstIndex { $0 == name && !name.isEmpty } }
+            client.slot = requested ?? firstSlot
+            viewed.insert(client.slot)
+        }
+        viewedSlots.withLock { $0 = viewed }
+    }
+
+    /// What a page is told of the inputs (in the hello and in `inputs` messages): `inputs` the
+    /// named inputs there are, `input` the one it is shown (absent for one unnamed input).
+    func inputsDescription(for client: WebClient) -> [String: Any] {
+        let names = inputNames().names
+        var description: [String: Any] = ["inputs": names.compactMap { $0 }.filter { !$0.isEmpty }]
+        if client.slot < names.count, let name = names[client.slot], !name.isEmpty { description["input"] = name }
+        return description
+    }
+
+    /// After `setInput`: every page gets its slot again and an `inputs` message. Any thread.
+    func inputsChanged() {
+        eventLoop.execute {
+            self.assignSlots()
+            for client in self.clients.values where client.kind == .view {
+                let message = self.inputsDescription(for: client).merging(["type": "inputs"]) { $1 }
+                Self.sendText(message, to: client.channel)
+            }
+        }
+    }
+
+    /// One JSON text message (the hello, `inputs`); not subject to the frame dropping.
+    static func sendText(_ object: [String: Any], to channel: Channel) {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: data)), promise: nil)
     }
 
     func client(_ channel: Channel) -> WebClient? { clients[ObjectIdentifier(channel)] }
@@ -304,14 +361,14 @@ final class ClientHub: @unchecked Sendable {
         listenedAddresses.withLock { $0 = all }
     }
 
-    func deliver(view: ByteBuffer?, messages: [(address: String, bytes: ByteBuffer)], captureMicroseconds: UInt64) {
+    func deliver(view: ByteBuffer?, slot: Int, messages: [(address: String, bytes: ByteBuffer)], captureMicroseconds: UInt64) {
         var sent = 0, dropped = 0, oscSent = 0, oscDropped = 0
         let observer = sentObserver.withLock { $0 }
         let onWritten: (@Sendable () -> Void)? = observer.map { observer in { @Sendable in observer(captureMicroseconds) } }
         for client in clients.values {
             switch client.kind {
             case .view:
-                guard let view else { continue }
+                guard let view, client.slot == slot else { continue }
                 if write(view, to: client, onWritten: onWritten) { sent += 1 } else { dropped += 1 }
             case .query:
                 for message in messages where client.listening.contains(message.address) {
@@ -479,14 +536,17 @@ final class WebSocketHandler: ChannelInboundHandler {
 
     private let hub: ClientHub
     private let kind: WebClient.Kind
+    private let requestedInput: String?
 
-    init(hub: ClientHub, kind: WebClient.Kind) {
+    init(hub: ClientHub, kind: WebClient.Kind, requestedInput: String?) {
         self.hub = hub
         self.kind = kind
+        self.requestedInput = requestedInput
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        hub.add(WebClient(channel: context.channel, kind: kind))
+        let client = WebClient(channel: context.channel, kind: kind, requestedInput: requestedInput)
+        hub.add(client)
         if kind == .view {
             let configuration = hub.configuration
             let hello: [String: Any] = [
@@ -494,8 +554,7 @@ final class WebSocketHandler: ChannelInboundHandler {
                 "bandCount": configuration.addressSpace.bandCount, "outputRateHz": configuration.addressSpace.outputRateHz,
                 "sampleRateHz": configuration.sampleRateHz, "bandCentresHz": configuration.bandCentreFrequenciesHz,
             ]
-            let data = (try? JSONSerialization.data(withJSONObject: hello)) ?? Data()
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: data))), promise: nil)
+            ClientHub.sendText(hello.merging(hub.inputsDescription(for: client)) { $1 }, to: context.channel)
         }
     }
 
@@ -565,7 +624,7 @@ struct WebInputs {
     var names: [String?]
     private(set) var tree: OSCQueryTree
     private(set) var streams: [Streams?]
-    /// The first slot with an input: the one the page shows.
+    /// The first slot with an input: the one a page shows unless it asks for another.
     private(set) var firstSlot = 0
     /// Each slot's latest frame, for VALUE.
     var latestFrames: [AnalysisFrame]

@@ -120,4 +120,88 @@ import Testing
         defer { unnamed.stop() }
         #expect(throws: WebServerError.self) { try unnamed.setInput(slot: 0, name: "kick") }
     }
+
+    /// The JSON of a text message (the hello, `inputs`).
+    static func json(_ message: (opcode: UInt8, payload: [UInt8])) throws -> [String: Any] {
+        try #require(message.opcode == 1, "expected a text message, got opcode \(message.opcode)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
+    }
+
+    /// The VU (offset 8) of a binary view frame.
+    static func vu(_ message: (opcode: UInt8, payload: [UInt8])) throws -> Float {
+        try #require(message.opcode == 2 && message.payload.count == ViewFrameEncoder.byteCount(bandCount: 128), "expected a view frame")
+        return Float(bitPattern: message.payload[8..<12].reversed().reduce(0) { $0 << 8 | UInt32($1) })
+    }
+
+    @Test func eachPageGetsTheFramesOfTheInputItAsksForAndHearsOfInputsAddedAndRemoved() throws {
+        let configuration = WebServerConfiguration(host: "127.0.0.1", port: 0, name: "test", addressSpace: OSCAddressSpace(), control: nil,
+                                                   sampleRateHz: 48_000, bandCentreFrequenciesHz: [], inputNames: ["kick", "bass", nil])
+        let web = try WebServer(configuration: configuration)
+        defer { web.stop() }
+        let bass = try RawWebSocketClient(port: web.boundPort, path: "/view?input=bass")
+        let first = try RawWebSocketClient(port: web.boundPort)
+        let vocal = try RawWebSocketClient(port: web.boundPort, path: "/view?input=vocal")
+        defer { bass.close(); first.close(); vocal.close() }
+        let bassHello = try Self.json(bass.readMessage())
+        #expect(bassHello["type"] as? String == "hello")
+        #expect(bassHello["inputs"] as? [String] == ["kick", "bass"])
+        #expect(bassHello["input"] as? String == "bass")
+        #expect(try Self.json(first.readMessage())["input"] as? String == "kick")
+        // An input not there: the first one's frames until it is added.
+        #expect(try Self.json(vocal.readMessage())["input"] as? String == "kick")
+        let deadline = Date().addingTimeInterval(10)
+        while web.statistics.viewClients < 3, Date() < deadline { usleep(10_000) }
+        try #require(web.statistics.viewClients == 3)
+
+        var frame = AnalysisFrame()
+        frame.bandCount = 128
+        func publish(slot: Int32, vu: Float) {
+            frame.inputIndex = slot
+            frame.level.vu = vu
+            web.publish(frame)
+        }
+        publish(slot: 0, vu: 0.25)
+        publish(slot: 1, vu: 0.75)
+        #expect(try Self.vu(bass.readMessage()) == 0.75)
+        #expect(try Self.vu(first.readMessage()) == 0.25)
+        #expect(try Self.vu(vocal.readMessage()) == 0.25)
+
+        try web.setInput(slot: 2, name: "vocal")
+        for client in [bass, first, vocal] {
+            let inputs = try Self.json(client.readMessage())
+            #expect(inputs["type"] as? String == "inputs")
+            #expect(inputs["inputs"] as? [String] == ["kick", "bass", "vocal"])
+        }
+        publish(slot: 2, vu: 0.5)
+        publish(slot: 1, vu: 0.75)
+        publish(slot: 0, vu: 0.25)
+        #expect(try Self.vu(vocal.readMessage()) == 0.5)
+        #expect(try Self.vu(bass.readMessage()) == 0.75)
+        #expect(try Self.vu(first.readMessage()) == 0.25)
+
+        // The bass removed: its page falls back to the first input and is told so.
+        try web.setInput(slot: 1, name: nil)
+        let afterRemoval = try Self.json(bass.readMessage())
+        #expect(afterRemoval["inputs"] as? [String] == ["kick", "vocal"])
+        #expect(afterRemoval["input"] as? String == "kick")
+        publish(slot: 0, vu: 0.125)
+        #expect(try Self.vu(bass.readMessage()) == 0.125)
+    }
+
+    @Test func oneUnnamedInputSaysNoInputs() throws {
+        let web = try Self.server()
+        defer { web.stop() }
+        let page = try RawWebSocketClient(port: web.boundPort, path: "/view?input=kick")
+        defer { page.close() }
+        let hello = try Self.json(page.readMessage())
+        #expect(hello["inputs"] as? [String] == [])
+        #expect(hello["input"] == nil)
+        let deadline = Date().addingTimeInterval(10)
+        while web.statistics.viewClients < 1, Date() < deadline { usleep(10_000) }
+        var frame = AnalysisFrame()
+        frame.bandCount = 128
+        frame.level.vu = 0.5
+        web.publish(frame)
+        #expect(try Self.vu(page.readMessage()) == 0.5)
+    }
 }
