@@ -470,7 +470,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let query = parts.count > 1 ? String(parts[1]) : nil
         if path.count > 1, path.hasSuffix("/") { path.removeLast() }
         let acceptsHTML = head.headers["Accept"].contains { $0.contains("text/html") }
-        if query == nil, path == "/" && acceptsHTML || path == "/index.html" {
+        // The page's own query (`?input=NAME`) is not an OSCQuery attribute (`?VALUE`, `?HOST_INFO`).
+        let pageQuery = query == nil || query?.hasPrefix("input=") == true
+        if pageQuery, path == "/" && acceptsHTML || path == "/index.html" {
             send(status: .ok, type: "text/html; charset=utf-8", body: hub.page, head: head, context: context)
             return
         }

@@ -30,19 +30,34 @@ struct WebViewTests {
     }
 
     /// Runs web_check.py `arguments` against a fresh spectrum on a private jackd; returns its
-    /// exit status and output.
-    static func check(_ arguments: [String], sampleRateHz: Int = 48_000) throws -> (status: Int32, output: String) {
+    /// exit status and output. Without `namedInputs` spectrum hears the tone and a click on one
+    /// unnamed input; with them, each named input hears its own tone (Hz) alone.
+    static func check(_ arguments: [String], sampleRateHz: Int = 48_000,
+                      namedInputs: [(name: String, toneHz: Double)] = []) throws -> (status: Int32, output: String) {
         let python = try python()
         let server = try PrivateJackServer(sampleRateHz: sampleRateHz, periodFrames: 256)
         defer { server.stop() }
-        let tone = try ToneClient(serverName: server.name, frequencyHz: toneHz, amplitude: 0.4)
-        defer { tone.stop() }
-        let metronome = try JackMetronome(server: server, bpm: 120)
-        defer { metronome.stop() }
+        var sources: [String] = []
+        var tones: [ToneClient] = []
+        defer { tones.forEach { $0.stop() } }
+        var metronome: JackMetronome?
+        defer { metronome?.stop() }
+        if namedInputs.isEmpty {
+            tones.append(try ToneClient(serverName: server.name, frequencyHz: toneHz, amplitude: 0.4))
+            let click = try JackMetronome(server: server, bpm: 120)
+            metronome = click
+            sources = ["--connect", tones[0].outputPortName, "--connect", click.portName]
+        } else {
+            for input in namedInputs {
+                let tone = try ToneClient(serverName: server.name, clientName: "tone-\(input.name)", frequencyHz: input.toneHz, amplitude: 0.4)
+                tones.append(tone)
+                sources += ["--input", "\(input.name)=\(tone.outputPortName)"]
+            }
+        }
         let network = try PrivateNetwork()
         defer { network.stop() }
-        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--connect", tone.outputPortName, "--connect", metronome.portName,
-                                            "--http", "127.0.0.1:\(httpPort)", "--control", "127.0.0.1:\(controlPort)", "--duration", "120", "--quiet"],
+        let spectrum = try RunningSpectrum(["run", "--server", server.name] + sources
+                                           + ["--http", "127.0.0.1:\(httpPort)", "--control", "127.0.0.1:\(controlPort)", "--duration", "120", "--quiet"],
                                            launcher: network.command)
         let checker = Process()
         let commandLine = network.command([python, repository.appendingPathComponent("Tests/WebChecks/web_check.py").path] + arguments)
@@ -70,6 +85,19 @@ struct WebViewTests {
         #expect(result.status == 0, "\(result.output)\nscreenshots: \(shots.path)")
         #expect(result.output.contains("ok: bars: the tallest column"), "\(result.output)")
         #expect(result.output.contains("requests of the page went to the server"), "\(result.output)")
+    }
+
+    @Test func aPageAsksForANamedInputAndIsToldOfAnUnknownName() throws {
+        let shots = FileManager.default.temporaryDirectory.appendingPathComponent("spectrum-web-input-shots-\(getpid())")
+        // Two octaves apart: never one band.
+        let result = try Self.check(["view-input", "http://127.0.0.1:\(Self.httpPort)/", "--input", "high", "--tone-hz", "1760",
+                                     "--first-tone-hz", "220", "--shots", shots.path],
+                                    namedInputs: [("low", 220), ("high", 1760)])
+        if result.status == 0 { try? FileManager.default.removeItem(at: shots) }
+        #expect(result.status == 0, "\(result.output)\nscreenshots: \(shots.path)")
+        #expect(result.output.contains("ok: ?input=high: the selector shows high"), "\(result.output)")
+        #expect(result.output.contains("ok: ?input=no-such-input: the selector shows low"), "\(result.output)")
+        #expect(result.output.components(separatedBy: "ok: bars: the tallest column").count == 3, "\(result.output)")
     }
 
     @Test func oscQueryClientsReadTheTreeAndListenToTheBands() throws {

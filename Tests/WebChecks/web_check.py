@@ -7,6 +7,10 @@ with the venv of scripts/web-test-env.
       the keys and a button, a screenshot of each with frames and without (the page's
       WebSocket never connecting); each differs from the empty page and from the others; in bars mode the tallest
       column is the tone's band; every request the page made went to the server.
+  web_check.py view-input URL --input NAME --tone-hz F --first-tone-hz F0 --shots DIR
+      with named inputs: the page at ?input=NAME shows its selector on NAME and the bars' tallest
+      column at NAME's tone (F); at ?input=no-such-input it says the name is unknown and shows
+      the first input (tallest column at F0).
   web_check.py oscquery URL --name NAME --control-port P --spectrum BINARY
       python-oscquery reads HOST_INFO and nodes (service info built by hand for 127.0.0.1),
       the whole tree holds every address of `spectrum osc-spec` (outputs read-only, controls
@@ -248,26 +252,7 @@ def check_view(arguments):
         # Bars: the tallest column is the tone's band.
         browser.key("1")
         browser.pump(1.5)
-        layout = browser.evaluate("""(() => { const r = canvas.getBoundingClientRect(), a = plotArea();
-            return {left: r.left, top: r.top, dpr: dpr, x: a.x, y: a.y, w: a.w, h: a.h, bands: bandCount, centres: centres}; })()""")
-        bars = image(browser.screenshot(os.path.join(arguments.shots, "bars-check.png")))
-        scale = 1 / layout["dpr"]
-        heights = []
-        for band in range(layout["bands"]):
-            x = int(layout["left"] + (layout["x"] + (band + 0.45) * layout["w"] / layout["bands"]) * scale)
-            bottom = int(layout["top"] + (layout["y"] + layout["h"]) * scale) - 2
-            top = int(layout["top"] + layout["y"] * scale)
-            height = 0
-            for y in range(bottom, top, -1):
-                r, g, b = bars.getpixel((x, y))
-                if max(r, g, b) - min(r, g, b) > 40:  # coloured bar, not the black background or a white peak mark
-                    height = bottom - y
-            heights.append(height)
-        tallest = max(range(len(heights)), key=lambda band: heights[band])
-        expected = min(range(len(layout["centres"])), key=lambda band: abs(layout["centres"][band] - arguments.tone_hz))
-        if abs(tallest - expected) > 2:
-            fail(f"bars: the tallest column is band {tallest} ({layout['centres'][tallest]:.0f} Hz, {heights[tallest]} px), the tone's is {expected}")
-        ok(f"bars: the tallest column is band {tallest} ({heights[tallest]} px), the {arguments.tone_hz:.0f} Hz tone's band is {expected}")
+        tallest_bar_is_the_tone(browser, arguments, os.path.join(arguments.shots, "bars-check.png"))
 
         urls = browser.requested_urls()
         origin = base.rstrip("/")
@@ -278,6 +263,63 @@ def check_view(arguments):
         if not any(url.startswith(websocket_origin + "/view") for url in urls):
             fail(f"no WebSocket to {websocket_origin}/view among the requests: {urls}")
         ok(f"all {len(urls)} requests of the page went to the server")
+    finally:
+        browser.close()
+
+
+def tallest_bar_is_the_tone(browser, arguments, shot_path):
+    """Fails unless the bars view's tallest column (read from a screenshot) is the band of --tone-hz."""
+    layout = browser.evaluate("""(() => { const r = canvas.getBoundingClientRect(), a = plotArea();
+            return {left: r.left, top: r.top, dpr: dpr, x: a.x, y: a.y, w: a.w, h: a.h, bands: bandCount, centres: centres}; })()""")
+    bars = image(browser.screenshot(shot_path))
+    scale = 1 / layout["dpr"]
+    heights = []
+    for band in range(layout["bands"]):
+        x = int(layout["left"] + (layout["x"] + (band + 0.45) * layout["w"] / layout["bands"]) * scale)
+        bottom = int(layout["top"] + (layout["y"] + layout["h"]) * scale) - 2
+        top = int(layout["top"] + layout["y"] * scale)
+        height = 0
+        for y in range(bottom, top, -1):
+            r, g, b = bars.getpixel((x, y))
+            if max(r, g, b) - min(r, g, b) > 40:  # coloured bar, not the black background or a white peak mark
+                height = bottom - y
+        heights.append(height)
+    tallest = max(range(len(heights)), key=lambda band: heights[band])
+    expected = min(range(len(layout["centres"])), key=lambda band: abs(layout["centres"][band] - arguments.tone_hz))
+    if abs(tallest - expected) > 2:
+        fail(f"bars: the tallest column is band {tallest} ({layout['centres'][tallest]:.0f} Hz, {heights[tallest]} px), the tone's is {expected}")
+    ok(f"bars: the tallest column is band {tallest} ({heights[tallest]} px), the {arguments.tone_hz:.0f} Hz tone's band is {expected}")
+
+
+def check_view_input(arguments):
+    """The page with ?input=NAME shows that input (its selector on NAME, the bars' tallest column
+    at that input's tone, --tone-hz); with a name not there it says so and shows the first input."""
+    base = arguments.url
+    wait_for_server(base)
+    os.makedirs(arguments.shots, exist_ok=True)
+    browser = Browser()
+    try:
+        for name, tone_hz in ((arguments.input, arguments.tone_hz), ("no-such-input", arguments.first_tone_hz)):
+            browser.call("Page.navigate", url="about:blank")
+            browser.call("Page.navigate", url=base + "?input=" + name + "#bars")
+            deadline = time.time() + 20
+            while browser.frames_seen() < 60:
+                if time.time() > deadline:
+                    fail(f"?input={name}: the page received {browser.frames_seen()} frames in 20 s")
+                browser.pump(0.2)
+            browser.pump(1.0)
+            selector = browser.evaluate("""(() => { const s = document.getElementById("input");
+                return {hidden: s.hidden, value: s.value, options: [...s.options].map((o) => o.value),
+                        note: document.getElementById("inputnote").textContent}; })()""")
+            if selector["hidden"] or arguments.input not in selector["options"]:
+                fail(f"?input={name}: the selector is {selector}")
+            if name == arguments.input and (selector["value"] != name or selector["note"]):
+                fail(f"?input={name}: the selector is {selector}")
+            if name != arguments.input and ("no input" not in selector["note"] or selector["value"] != selector["options"][0]):
+                fail(f"?input={name}: the page does not say the name is unknown or does not show the first input: {selector}")
+            ok(f"?input={name}: the selector shows {selector['value']} of {selector['options']}" + (f", the page says {selector['note']!r}" if selector["note"] else ""))
+            arguments.tone_hz = tone_hz
+            tallest_bar_is_the_tone(browser, arguments, os.path.join(arguments.shots, f"bars-input-{name}.png"))
     finally:
         browser.close()
 
@@ -421,7 +463,7 @@ def check_oscquery(arguments):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("check", choices=["view", "oscquery"])
+    parser.add_argument("check", choices=["view", "view-input", "oscquery"])
     parser.add_argument("url")
     parser.add_argument("--tone-hz", type=float, default=1000)
     parser.add_argument("--shots", default="web-shots")
@@ -429,10 +471,12 @@ def main():
     parser.add_argument("--control-port", type=int, default=0)
     parser.add_argument("--rate-hz", type=float, default=60)
     parser.add_argument("--spectrum", default="spectrum")
+    parser.add_argument("--input", help="view-input: the named input to ask for (its tone is --tone-hz)")
+    parser.add_argument("--first-tone-hz", type=float, help="view-input: the first input's tone")
     arguments = parser.parse_args()
     if not arguments.url.endswith("/"):
         arguments.url += "/"
-    (check_view if arguments.check == "view" else check_oscquery)(arguments)
+    {"view": check_view, "view-input": check_view_input, "oscquery": check_oscquery}[arguments.check](arguments)
 
 
 if __name__ == "__main__":
