@@ -10,7 +10,8 @@ with the venv of scripts/web-test-env.
   web_check.py view-input URL --input NAME --tone-hz F --first-tone-hz F0 --shots DIR
       with named inputs: the page at ?input=NAME shows its selector on NAME and the bars' tallest
       column at NAME's tone (F); at ?input=no-such-input it says the name is unknown and shows
-      the first input (tallest column at F0).
+      the first input (tallest column at F0); picking the first input in the selector puts
+      ?input=FIRST in the URL and its tone becomes the tallest column.
   web_check.py oscquery URL --name NAME --control-port P --spectrum BINARY
       python-oscquery reads HOST_INFO and nodes (service info built by hand for 127.0.0.1),
       the whole tree holds every address of `spectrum osc-spec` (outputs read-only, controls
@@ -320,6 +321,18 @@ def check_view_input(arguments):
             ok(f"?input={name}: the selector shows {selector['value']} of {selector['options']}" + (f", the page says {selector['note']!r}" if selector["note"] else ""))
             arguments.tone_hz = tone_hz
             tallest_bar_is_the_tone(browser, arguments, os.path.join(arguments.shots, f"bars-input-{name}.png"))
+            if name == arguments.input:
+                # Picking the first input in the selector: the URL follows and its frames come.
+                browser.evaluate("""(() => { const s = document.getElementById("input");
+                    s.value = s.options[0].value; s.dispatchEvent(new Event("change")); })()""")
+                browser.pump(2.0)
+                search = browser.evaluate("location.search")
+                first = selector["options"][0]
+                if search != "?input=" + first:
+                    fail(f"after picking {first} in the selector the URL's query is {search!r}")
+                ok(f"picking {first} in the selector: the URL's query is {search}")
+                arguments.tone_hz = arguments.first_tone_hz
+                tallest_bar_is_the_tone(browser, arguments, os.path.join(arguments.shots, f"bars-picked-{first}.png"))
     finally:
         browser.close()
 
