@@ -129,6 +129,17 @@ import Testing
         }
         func loudest(_ bands: [Float]) -> Int? { bands.indices.max { bands[$0] < bands[$1] } }
         receiver.receive(timeoutSeconds: 10) { receiver.bundles.contains { $0.message("/spectrum/kick/bands") != nil } }
+        // A web page asking for bass before there is one: the first input's frames until it is added.
+        let page = try RawWebSocketClient(port: httpPort, path: "/view?input=bass")
+        defer { page.close() }
+        func nextText() throws -> [String: Any] {
+            while true {
+                let message = try page.readMessage()
+                if message.opcode == 1 { return try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any]) }
+            }
+        }
+        let hello = try nextText()
+        #expect(hello["inputs"] as? [String] == ["kick"] && hello["input"] as? String == "kick", "\(hello)")
 
         Self.send("/spectrum/control/input/add", port: controlPort) { lo_message_add_string($0, "bass"); lo_message_add_string($0, high.outputPortName) }
         #expect(answer("/spectrum/control/input/add")?.last == "ok: input bass added under /spectrum/bass, from \(high.outputPortName)")
@@ -139,6 +150,14 @@ import Testing
         }
         #expect(bass.flatMap(loudest) == (try LiveCommandTests.band(of: 4000)), "the added input analyses its own source")
         #expect(try server.listPorts().contains("spectrum:bass"))
+        // The page hears of the input added and gets its frames from then on.
+        let inputs = try nextText()
+        #expect(inputs["type"] as? String == "inputs" && inputs["inputs"] as? [String] == ["kick", "bass"] && inputs["input"] as? String == "bass", "\(inputs)")
+        let pageFrame = try page.readMessage()
+        let pageBands = pageFrame.payload.count >= 64 + 4 * 128 ? (0..<128).map { band in
+            Float(bitPattern: pageFrame.payload[(64 + 4 * band)..<(68 + 4 * band)].reversed().reduce(0) { $0 << 8 | UInt32($1) })
+        } : []
+        #expect(loudest(pageBands) == (try LiveCommandTests.band(of: 4000)), "the page asking for bass shows bass")
         // OSCQuery lists the added input, with its own values (LISTEN and VALUE follow the tree).
         #expect(try LoopbackHTTP.get(port: httpPort, path: "/spectrum/bass/bands").status == 200)
         let kickValue = try LoopbackHTTP.get(port: httpPort, path: "/spectrum/kick/bands?VALUE")
