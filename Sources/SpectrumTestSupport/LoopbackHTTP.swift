@@ -1,3 +1,5 @@
+// liblo's headers (CLo) can own the socket declarations in a build: import it wherever they are used.
+import CLo
 import Foundation
 import Glibc
 
