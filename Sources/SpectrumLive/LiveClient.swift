@@ -94,7 +94,8 @@ public final class LiveClient: @unchecked Sendable {
         counters.pointee.periodFrames.store(jack_get_buffer_size(client), ordering: .relaxed)
         let exchange: AnalyzerExchange
         do {
-            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputSlots, sampleRateHz: Double(sampleRate),
+            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputSlots, inputAnalysis: configuration.inputSlotAnalysis,
+                                           sampleRateHz: Double(sampleRate),
                                            staggersHops: configuration.staggersInputHops, counters: counters)
         } catch {
             jack_client_close(client)
@@ -307,8 +308,15 @@ public final class LiveClient: @unchecked Sendable {
     /// JACK's sample rate as last announced.
     public var sampleRateHz: Double { Double(counters.pointee.sampleRateHz.load(ordering: .relaxed)) }
 
-    /// The analysis configuration in use (its `outputRateHz` sets the frame rate).
+    /// The analysis configuration in use (its `outputRateHz` sets the frame rate): the shared
+    /// one, which inputs with settings of their own (`LiveInput.analysis`) override. Any thread.
     public var analysisConfiguration: AnalysisConfiguration { exchange.configuration }
+
+    /// What input `name` analyses with (the shared configuration with its own settings), nil
+    /// when there is no such input. Any thread.
+    public func analysisConfiguration(input name: String) -> AnalysisConfiguration? {
+        exchange.inputNames.firstIndex(of: name).map { exchange.configuration(slot: $0) }
+    }
 
     /// Pops the oldest frame into `frame`; false when none is waiting. For the one consumer.
     public func popFrame(into frame: inout AnalysisFrame) -> Bool { frames.pop(into: &frame) }
