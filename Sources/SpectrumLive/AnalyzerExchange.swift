@@ -30,7 +30,7 @@ final class AnalyzerExchange: @unchecked Sendable {
     let capacity: Int
     /// Each slot's input name (nil: empty; "" for the single unnamed input) and own analysis
     /// settings. Serialises every change of the slots, too.
-    private let names: Mutex<SlotInputs>
+    private let slotInputs: Mutex<SlotInputs>
     private let sampleRateBits: Atomic<UInt64>
     /// `LiveConfiguration.staggersInputHops`.
     private let staggersHops: Bool
@@ -76,7 +76,7 @@ final class AnalyzerExchange: @unchecked Sendable {
         }
         slots = .allocate(capacity: inputNames.count)
         for (slot, analyzer) in built.enumerated() { (slots + slot).initialize(to: Atomic(analyzer)) }
-        names = Mutex(SlotInputs(names: inputNames, analysis: inputAnalysis))
+        slotInputs = Mutex(SlotInputs(names: inputNames, analysis: inputAnalysis))
         sampleRateBits = Atomic(sampleRateHz.bitPattern)
     }
 
@@ -134,12 +134,12 @@ final class AnalyzerExchange: @unchecked Sendable {
     var sampleRateHz: Double { Double(bitPattern: sampleRateBits.load(ordering: .acquiring)) }
 
     /// Each slot's input name (nil: empty).
-    var inputNames: [String?] { names.withLock { $0.names } }
+    var inputNames: [String?] { slotInputs.withLock { $0.names } }
 
     /// The configuration slot `slot`'s analyser is built from (the shared one with the input's
     /// own settings applied).
     func configuration(slot: Int) -> AnalysisConfiguration {
-        let analysis = names.withLock { $0.analysis[slot] }
+        let analysis = slotInputs.withLock { $0.analysis[slot] }
         return analysis.applied(to: configuration)
     }
 
@@ -166,7 +166,7 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// failure changes nothing); the old ones are retired. Allocates.
     func install(sampleRateHz: Double) throws(AnalysisConfigurationError) {
         let configuration = self.configuration
-        let outcome: Result<Void, AnalysisConfigurationError> = names.withLock { inputs in
+        let outcome: Result<Void, AnalysisConfigurationError> = slotInputs.withLock { inputs in
             var fresh: [(slot: Int, analyzer: UnsafeMutablePointer<Analyzer>)] = []
             do throws(AnalysisConfigurationError) {
                 for (slot, name) in inputs.names.enumerated() {
@@ -194,7 +194,7 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// every slot is taken. Allocates.
     func add(name: String, analysis: AnalysisOverrides = .none, registerPorts: (Int) throws(LiveClientError) -> Void) throws(LiveClientError) -> Int {
         let configuration = self.configuration
-        let outcome: Result<Int, LiveClientError> = names.withLock { inputs in
+        let outcome: Result<Int, LiveClientError> = slotInputs.withLock { inputs in
             guard let slot = inputs.names.firstIndex(where: { $0 == nil }) else {
                 return .failure(LiveClientError(.invalidConfiguration, "input \(name): all \(capacity) inputs are in use; remove one first"))
             }
@@ -223,7 +223,7 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// returns `callbacksEntered` just after, the epoch the caller waits for
     /// (`callbacksCompleted` ≥ it) before touching the slot's ports.
     func remove(slot: Int) -> UInt64 {
-        names.withLock { inputs in
+        slotInputs.withLock { inputs in
             inputs.names[slot] = nil
             inputs.analysis[slot] = .none
             swap(slot: slot, to: nil)
@@ -231,7 +231,7 @@ final class AnalyzerExchange: @unchecked Sendable {
         return counters.pointee.callbacksEntered.load(ordering: .sequentiallyConsistent)
     }
 
-    /// Puts `analyzer` (or nothing) in `slot` and retires what was there. Only under `names`.
+    /// Puts `analyzer` (or nothing) in `slot` and retires what was there. Only under `slotInputs`.
     private func swap(slot: Int, to analyzer: UnsafeMutablePointer<Analyzer>?) {
         let old = slots[slot].exchange(analyzer, ordering: .sequentiallyConsistent)
         let epoch = counters.pointee.callbacksEntered.load(ordering: .sequentiallyConsistent)

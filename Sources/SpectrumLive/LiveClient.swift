@@ -208,8 +208,9 @@ public final class LiveClient: @unchecked Sendable {
         try exchange.install(configuration: configuration)
     }
 
-    /// Adds a named input while running, or re-points it when one of that name exists (its
-    /// connections replaced by `input.sources`). Its analyser is built here, off the real-time
+    /// Adds a named input while running (with its own settings, `input.analysis`, kept for
+    /// every later rebuild), or re-points it when one of that name exists (its connections
+    /// replaced by `input.sources`; its settings stay as they were). Its analyser is built here, off the real-time
     /// thread, and handed to the process callback by an atomic store; its ports are registered
     /// first. Returns its slot (`AnalysisFrame.inputIndex`). Throws one line: a bad name, the
     /// client started with one unnamed input, every slot taken, JACK refusing the port.
