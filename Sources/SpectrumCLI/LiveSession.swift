@@ -56,7 +56,7 @@ final class LiveSession: @unchecked Sendable {
         configuration.clientName = jack.name
         configuration.serverName = jack.server
         configuration.channelCount = jack.channels
-        configuration.inputs = jack.noConnect ? inputs.map { LiveInput(name: $0.name) } : inputs
+        configuration.inputs = jack.noConnect ? inputs.map { LiveInput(name: $0.name, analysis: $0.analysis) } : inputs
         configuration.connections = inputs.isEmpty ? jack.connectionPlan : .none
         configuration.analysis = analysis
         configuration.reconnects = !jack.noReconnect

@@ -100,7 +100,7 @@ struct RunCommand: ParsableCommand {
     /// file named in the error line).
     func inputs(presetPath: String?) throws -> [LiveInput] {
         guard inputTexts.isEmpty, let presetPath else { return try inputs() }
-        let inputs = try InputsLoader.load(path: presetPath).map { LiveInput(name: $0.name, sources: $0.source.map { [$0] } ?? []) }
+        let inputs = try InputsLoader.load(path: presetPath).map { LiveInput(name: $0.name, sources: $0.source.map { [$0] } ?? [], analysis: $0.analysis) }
         try LiveInput.validate(inputs, origin: "\(presetPath): inputs:")
         if !inputs.isEmpty && !jack.connections.isEmpty {
             throw ValidationError("--connect: cannot be combined with the inputs of \(presetPath); give each input its source there")

@@ -4,7 +4,9 @@ import Synchronization
 /// The inputs' analysers and their replacement, off the real-time thread.
 ///
 /// One analyser slot per input slot (`capacity` of them; an empty slot is nil and skipped by the
-/// process callback). Every input runs the same configuration; each input's analyser starts
+/// process callback). Every input runs the shared `configuration` with its own
+/// `AnalysisOverrides` applied on top, at every build (start, control change, new sample
+/// rate); each input's analyser starts
 /// `staggerFraction(slot:)` of a hop into its first hop, so the inputs' heavy stages (the
 /// spectrum and rhythm at each hop) fall in different JACK cycles.
 ///
@@ -26,9 +28,9 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// `capacity` analyser slots (nil: no input in that slot).
     let slots: UnsafeMutablePointer<Atomic<UnsafeMutablePointer<Analyzer>?>>
     let capacity: Int
-    /// Each slot's input name (nil: empty; "" for the single unnamed input). Serialises every
-    /// change of the slots, too.
-    private let names: Mutex<[String?]>
+    /// Each slot's input name (nil: empty; "" for the single unnamed input) and own analysis
+    /// settings. Serialises every change of the slots, too.
+    private let slotInputs: Mutex<SlotInputs>
     private let sampleRateBits: Atomic<UInt64>
     /// `LiveConfiguration.staggersInputHops`.
     private let staggersHops: Bool
@@ -37,6 +39,11 @@ final class AnalyzerExchange: @unchecked Sendable {
     private let failure = Mutex<String?>(nil)
     let swapCount = Atomic<Int>(0)
 
+    private struct SlotInputs {
+        var names: [String?]
+        var analysis: [AnalysisOverrides]
+    }
+
     /// Pointers into memory only this class frees.
     private struct RetiredAnalyzer: @unchecked Sendable {
         let analyzer: UnsafeMutablePointer<Analyzer>
@@ -44,10 +51,13 @@ final class AnalyzerExchange: @unchecked Sendable {
         let epoch: UInt64
     }
 
-    /// Builds the first analysers, one per non-nil name. Allocates.
-    init(configuration: AnalysisConfiguration, inputNames: [String?], sampleRateHz: Double, staggersHops: Bool = true,
-         counters: UnsafeMutablePointer<LiveCounters>) throws(AnalysisConfigurationError) {
+    /// Builds the first analysers, one per non-nil name, each from `configuration` with its
+    /// `inputAnalysis` (none when left out). Allocates.
+    init(configuration: AnalysisConfiguration, inputNames: [String?], inputAnalysis: [AnalysisOverrides]? = nil, sampleRateHz: Double,
+         staggersHops: Bool = true, counters: UnsafeMutablePointer<LiveCounters>) throws(AnalysisConfigurationError) {
         precondition(!inputNames.isEmpty)
+        let inputAnalysis = inputAnalysis ?? Array(repeating: .none, count: inputNames.count)
+        precondition(inputAnalysis.count == inputNames.count)
         self.staggersHops = staggersHops
         configurationStore = Mutex(configuration)
         self.counters = counters
@@ -55,8 +65,8 @@ final class AnalyzerExchange: @unchecked Sendable {
         var built: [UnsafeMutablePointer<Analyzer>?] = []
         for (slot, name) in inputNames.enumerated() {
             do {
-                built.append(try name.map { _ throws(AnalysisConfigurationError) in
-                    try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz,
+                built.append(try name.map { name throws(AnalysisConfigurationError) in
+                    try Self.makeAnalyzer(input: name, configuration: configuration, analysis: inputAnalysis[slot], sampleRateHz: sampleRateHz,
                                           staggerFraction: staggersHops ? Self.staggerFraction(slot: slot) : 0)
                 })
             } catch {
@@ -66,7 +76,7 @@ final class AnalyzerExchange: @unchecked Sendable {
         }
         slots = .allocate(capacity: inputNames.count)
         for (slot, analyzer) in built.enumerated() { (slots + slot).initialize(to: Atomic(analyzer)) }
-        names = Mutex(inputNames)
+        slotInputs = Mutex(SlotInputs(names: inputNames, analysis: inputAnalysis))
         sampleRateBits = Atomic(sampleRateHz.bitPattern)
     }
 
@@ -85,6 +95,20 @@ final class AnalyzerExchange: @unchecked Sendable {
             }
         }
         return pointer
+    }
+
+    /// Input `input`'s analyser: `configuration` with the input's own `analysis` applied; a
+    /// failure of the input's own settings names the input. Allocates.
+    private static func makeAnalyzer(input: String, configuration: AnalysisConfiguration, analysis: AnalysisOverrides, sampleRateHz: Double,
+                                     staggerFraction: Double) throws(AnalysisConfigurationError) -> UnsafeMutablePointer<Analyzer> {
+        guard !analysis.isEmpty else {
+            return try makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz, staggerFraction: staggerFraction)
+        }
+        do {
+            return try makeAnalyzer(configuration: analysis.applied(to: configuration), sampleRateHz: sampleRateHz, staggerFraction: staggerFraction)
+        } catch {
+            throw AnalysisConfigurationError("input \(input) (with its own \(analysis.assignments.map(\.path).joined(separator: ", "))): \(error.description)")
+        }
     }
 
     /// Slot `slot`'s stagger: `staggerFraction(slot:)`, or 0 when `staggersHops` is off.
@@ -110,7 +134,14 @@ final class AnalyzerExchange: @unchecked Sendable {
     var sampleRateHz: Double { Double(bitPattern: sampleRateBits.load(ordering: .acquiring)) }
 
     /// Each slot's input name (nil: empty).
-    var inputNames: [String?] { names.withLock { $0 } }
+    var inputNames: [String?] { slotInputs.withLock { $0.names } }
+
+    /// The configuration slot `slot`'s analyser is built from (the shared one with the input's
+    /// own settings applied).
+    func configuration(slot: Int) -> AnalysisConfiguration {
+        let analysis = slotInputs.withLock { $0.analysis[slot] }
+        return analysis.applied(to: configuration)
+    }
 
     /// The last rebuild that failed (the previous analysers stay in use), or nil.
     var lastFailure: String? { failure.withLock { $0 } }
@@ -135,12 +166,13 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// failure changes nothing); the old ones are retired. Allocates.
     func install(sampleRateHz: Double) throws(AnalysisConfigurationError) {
         let configuration = self.configuration
-        let outcome: Result<Void, AnalysisConfigurationError> = names.withLock { names in
+        let outcome: Result<Void, AnalysisConfigurationError> = slotInputs.withLock { inputs in
             var fresh: [(slot: Int, analyzer: UnsafeMutablePointer<Analyzer>)] = []
             do throws(AnalysisConfigurationError) {
-                for (slot, name) in names.enumerated() where name != nil {
-                    fresh.append((slot, try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz,
-                                                              staggerFraction: staggerFraction(slot: slot))))
+                for (slot, name) in inputs.names.enumerated() {
+                    guard let name else { continue }
+                    fresh.append((slot, try Self.makeAnalyzer(input: name, configuration: configuration, analysis: inputs.analysis[slot],
+                                                              sampleRateHz: sampleRateHz, staggerFraction: staggerFraction(slot: slot))))
                 }
             } catch {
                 for built in fresh { Self.destroy(built.analyzer) }
@@ -156,18 +188,20 @@ final class AnalyzerExchange: @unchecked Sendable {
         reclaim()
     }
 
-    /// Builds an analyser for a new input `name` in the first empty slot and puts it there;
-    /// returns the slot. `registerPorts(slot)` runs first, and nothing changes if it throws.
-    /// Throws one line when every slot is taken. Allocates.
-    func add(name: String, registerPorts: (Int) throws(LiveClientError) -> Void) throws(LiveClientError) -> Int {
+    /// Builds an analyser for a new input `name` (with its own `analysis`, kept for every later
+    /// rebuild) in the first empty slot and puts it there; returns the slot.
+    /// `registerPorts(slot)` runs first, and nothing changes if it throws. Throws one line when
+    /// every slot is taken. Allocates.
+    func add(name: String, analysis: AnalysisOverrides = .none, registerPorts: (Int) throws(LiveClientError) -> Void) throws(LiveClientError) -> Int {
         let configuration = self.configuration
-        let outcome: Result<Int, LiveClientError> = names.withLock { names in
-            guard let slot = names.firstIndex(where: { $0 == nil }) else {
+        let outcome: Result<Int, LiveClientError> = slotInputs.withLock { inputs in
+            guard let slot = inputs.names.firstIndex(where: { $0 == nil }) else {
                 return .failure(LiveClientError(.invalidConfiguration, "input \(name): all \(capacity) inputs are in use; remove one first"))
             }
             let analyzer: UnsafeMutablePointer<Analyzer>
             do throws(AnalysisConfigurationError) {
-                analyzer = try Self.makeAnalyzer(configuration: configuration, sampleRateHz: sampleRateHz, staggerFraction: staggerFraction(slot: slot))
+                analyzer = try Self.makeAnalyzer(configuration: analysis.applied(to: configuration), sampleRateHz: sampleRateHz,
+                                                 staggerFraction: staggerFraction(slot: slot))
             } catch {
                 return .failure(LiveClientError(.analysis, "input \(name): \(error.description)"))
             }
@@ -177,7 +211,8 @@ final class AnalyzerExchange: @unchecked Sendable {
                 Self.destroy(analyzer)
                 return .failure(error)
             }
-            names[slot] = name
+            inputs.names[slot] = name
+            inputs.analysis[slot] = analysis
             swap(slot: slot, to: analyzer)
             return .success(slot)
         }
@@ -188,14 +223,15 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// returns `callbacksEntered` just after, the epoch the caller waits for
     /// (`callbacksCompleted` ≥ it) before touching the slot's ports.
     func remove(slot: Int) -> UInt64 {
-        names.withLock { names in
-            names[slot] = nil
+        slotInputs.withLock { inputs in
+            inputs.names[slot] = nil
+            inputs.analysis[slot] = .none
             swap(slot: slot, to: nil)
         }
         return counters.pointee.callbacksEntered.load(ordering: .sequentiallyConsistent)
     }
 
-    /// Puts `analyzer` (or nothing) in `slot` and retires what was there. Only under `names`.
+    /// Puts `analyzer` (or nothing) in `slot` and retires what was there. Only under `slotInputs`.
     private func swap(slot: Int, to analyzer: UnsafeMutablePointer<Analyzer>?) {
         let old = slots[slot].exchange(analyzer, ordering: .sequentiallyConsistent)
         let epoch = counters.pointee.callbacksEntered.load(ordering: .sequentiallyConsistent)

@@ -131,7 +131,7 @@ final class JackSupervisor: @unchecked Sendable {
     func addInput(_ input: LiveInput) throws(LiveClientError) -> Int {
         membership.lock()
         defer { membership.unlock() }
-        let slot = try exchange.add(name: input.name) { (slot: Int) throws(LiveClientError) in
+        let slot = try exchange.add(name: input.name, analysis: input.analysis) { (slot: Int) throws(LiveClientError) in
             let registered: Result<Void, LiveClientError>? = withLiveIncarnation { incarnation in
                 do throws(LiveClientError) { try incarnation.registerPorts(slot: slot, input: input.name) } catch { return .failure(error) }
                 return .success(())

@@ -94,7 +94,8 @@ public final class LiveClient: @unchecked Sendable {
         counters.pointee.periodFrames.store(jack_get_buffer_size(client), ordering: .relaxed)
         let exchange: AnalyzerExchange
         do {
-            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputSlots, sampleRateHz: Double(sampleRate),
+            exchange = try AnalyzerExchange(configuration: configuration.analysis, inputNames: inputSlots, inputAnalysis: configuration.inputSlotAnalysis,
+                                           sampleRateHz: Double(sampleRate),
                                            staggersHops: configuration.staggersInputHops, counters: counters)
         } catch {
             jack_client_close(client)
@@ -207,8 +208,9 @@ public final class LiveClient: @unchecked Sendable {
         try exchange.install(configuration: configuration)
     }
 
-    /// Adds a named input while running, or re-points it when one of that name exists (its
-    /// connections replaced by `input.sources`). Its analyser is built here, off the real-time
+    /// Adds a named input while running (with its own settings, `input.analysis`, kept for
+    /// every later rebuild), or re-points it when one of that name exists (its connections
+    /// replaced by `input.sources`; its settings stay as they were). Its analyser is built here, off the real-time
     /// thread, and handed to the process callback by an atomic store; its ports are registered
     /// first. Returns its slot (`AnalysisFrame.inputIndex`). Throws one line: a bad name, the
     /// client started with one unnamed input, every slot taken, JACK refusing the port.
@@ -307,8 +309,15 @@ public final class LiveClient: @unchecked Sendable {
     /// JACK's sample rate as last announced.
     public var sampleRateHz: Double { Double(counters.pointee.sampleRateHz.load(ordering: .relaxed)) }
 
-    /// The analysis configuration in use (its `outputRateHz` sets the frame rate).
+    /// The analysis configuration in use (its `outputRateHz` sets the frame rate): the shared
+    /// one, which inputs with settings of their own (`LiveInput.analysis`) override. Any thread.
     public var analysisConfiguration: AnalysisConfiguration { exchange.configuration }
+
+    /// What input `name` analyses with (the shared configuration with its own settings), nil
+    /// when there is no such input. Any thread.
+    public func analysisConfiguration(input name: String) -> AnalysisConfiguration? {
+        exchange.inputNames.firstIndex(of: name).map { exchange.configuration(slot: $0) }
+    }
 
     /// Pops the oldest frame into `frame`; false when none is waiting. For the one consumer.
     public func popFrame(into frame: inout AnalysisFrame) -> Bool { frames.pop(into: &frame) }

@@ -49,6 +49,11 @@ public struct LiveConfiguration: Sendable, Equatable {
     var inputSlots: [String?] {
         inputs.isEmpty ? [""] : inputs.map(\.name) + Array(repeating: nil, count: max(0, Self.maximumInputCount - inputs.count))
     }
+
+    /// Each slot's own analysis settings, in the order of `inputSlots` (none for empty slots).
+    var inputSlotAnalysis: [AnalysisOverrides] {
+        inputs.map(\.analysis) + Array(repeating: .none, count: inputSlots.count - inputs.count)
+    }
 }
 
 /// One named input of the live client: its ports are `NAME` (or `NAME_1` … `NAME_N` with
@@ -60,10 +65,15 @@ public struct LiveInput: Sendable, Equatable {
     /// Source ports connected to this input's ports at start (source k → channel k mod N), and
     /// remembered like every connection.
     public var sources: [String]
+    /// The input's own analysis settings over `LiveConfiguration.analysis` (a preset's
+    /// `inputs:` entry with sections of its own), re-applied at every rebuild. Frame rate and
+    /// bands must be the shared ones (the preset loader refuses them per input).
+    public var analysis: AnalysisOverrides
 
-    public init(name: String, sources: [String] = []) {
+    public init(name: String, sources: [String] = [], analysis: AnalysisOverrides = .none) {
         self.name = name
         self.sources = sources
+        self.analysis = analysis
     }
 
     public static let maximumNameLength = 32

@@ -1,4 +1,5 @@
 import Foundation
+import SpectrumDSP
 import Yams
 
 /// One entry of a preset's `inputs:` list: what `--input NAME[=SOURCE_PORT]` gives.
@@ -6,10 +7,13 @@ public struct PresetInput: Equatable, Sendable {
     public var name: String
     /// The source port to connect, if any.
     public var source: String?
+    /// The input's own analysis settings, over the preset's top-level ones.
+    public var analysis: AnalysisOverrides
 
-    public init(name: String, source: String? = nil) {
+    public init(name: String, source: String? = nil, analysis: AnalysisOverrides = .none) {
         self.name = name
         self.source = source
+        self.analysis = analysis
     }
 }
 
@@ -19,15 +23,27 @@ public struct PresetInput: Equatable, Sendable {
 /// inputs:
 ///   - name: kick
 ///     source: system:capture_1
+///     rhythm:
+///       minimum_bpm: 80
 ///   - name: vocal
+///     pitch:
+///       reference_hz: 442
 /// ```
 ///
-/// Only the shape is checked here (a list of mappings with a string `name` and an optional
-/// string `source`), one `PresetError` line with file and line; the names are checked by the
-/// live client's rules (`LiveInput.validate`). Every input runs the preset's analysis.
-/// Allocates and reads files; not real-time safe.
+/// Each entry is a mapping with a string `name`, an optional string `source` and optionally
+/// analysis sections of its own (the top-level sections and keys, checked the same way, over
+/// the top-level values; `sharedKeys` only at the top level). Every problem is one
+/// `PresetError` line with file, line and the key as `inputs[N] NAME: section.key`; the names
+/// are checked by the live client's rules (`LiveInput.validate`). Allocates and reads files;
+/// not real-time safe.
 public enum InputsLoader {
     public static let sectionName = "inputs"
+
+    /// Keys every input shares, so an input cannot set its own: the frame rate (one publisher
+    /// and clock) and the bands (one OSC address table, band grouping and web view).
+    public static let sharedKeys: Set<String> = [
+        "output.rate_hz", "spectrum.band_count", "spectrum.minimum_frequency_hz", "spectrum.maximum_frequency_hz",
+    ]
 
     /// The inputs of the preset at `path` (empty when it has no `inputs:`).
     public static func load(path: String) throws(PresetError) -> [PresetInput] {
@@ -46,6 +62,14 @@ public enum InputsLoader {
             throw PresetError(file: file, line: section.mark?.line, key: sectionName,
                               expected: "a list of inputs (- name: kick, source: system:capture_1)", got: PresetLoader.describe(section))
         }
+        // The top-level analysis, read once and only when an input has sections of its own.
+        var top: AnalysisConfiguration?
+        func shared() throws(PresetError) -> AnalysisConfiguration {
+            if let top { return top }
+            let configuration = try PresetLoader.parse(yaml: yaml, file: file)
+            top = configuration
+            return configuration
+        }
         var inputs: [PresetInput] = []
         for (index, entry) in list.enumerated() {
             let key = "\(sectionName)[\(index + 1)]"
@@ -53,10 +77,16 @@ public enum InputsLoader {
                 throw PresetError(file: file, line: entry.mark?.line, key: key, expected: "a mapping with name and source", got: PresetLoader.describe(entry))
             }
             var input = PresetInput(name: "")
+            var sections: [(Node, Node)] = []
             for (fieldNode, value) in fields {
                 let field = fieldNode.string ?? PresetLoader.describe(fieldNode)
+                if PresetKeys.sections.contains(field) {
+                    sections.append((fieldNode, value))
+                    continue
+                }
                 guard field == "name" || field == "source" else {
-                    throw PresetError(file: file, line: fieldNode.mark?.line, key: "\(key).\(field)", expected: "name or source", got: "an unknown key")
+                    throw PresetError(file: file, line: fieldNode.mark?.line, key: "\(key).\(field)",
+                                      expected: "name, source or an analysis section (\(PresetKeys.sections.joined(separator: ", ")))", got: "an unknown key")
                 }
                 guard value.tagName == .str, let text = value.string, !text.isEmpty else {
                     throw PresetError(file: file, line: value.mark?.line, key: "\(key).\(field)",
@@ -68,8 +98,32 @@ public enum InputsLoader {
             guard !input.name.isEmpty else {
                 throw PresetError(file: file, line: entry.mark?.line, key: "\(key).name", expected: "an input name such as kick", got: "none")
             }
+            if !sections.isEmpty {
+                input.analysis = try analysis(sections, keyPrefix: "\(key) \(input.name): ", shared: shared(), file: file)
+            }
             inputs.append(input)
         }
         return inputs
+    }
+
+    /// An input's own sections checked like the top-level ones (and the orderings over the
+    /// top-level values), as overrides.
+    private static func analysis(_ sections: [(Node, Node)], keyPrefix: String, shared: AnalysisConfiguration,
+                                 file: String) throws(PresetError) -> AnalysisOverrides {
+        var assignments: [AnalysisOverrides.Assignment] = []
+        var lines: [String: Int] = [:]
+        for (sectionNode, sectionValue) in sections {
+            for (assignment, line) in try PresetLoader.assignments(section: sectionNode.string ?? "", sectionNode, sectionValue, file: file, keyPrefix: keyPrefix) {
+                guard !sharedKeys.contains(assignment.path) else {
+                    throw PresetError(file: file, line: line, key: keyPrefix + assignment.path,
+                                      expected: "it only at the top level (every input shares the frame rate and the bands)", got: "it in an input")
+                }
+                assignments.append(assignment)
+                lines[assignment.path] = line
+            }
+        }
+        let overrides = AnalysisOverrides(assignments)
+        try PresetLoader.checkOrderings(overrides.applied(to: shared), lines: lines, file: file, keyPrefix: keyPrefix)
+        return overrides
     }
 }

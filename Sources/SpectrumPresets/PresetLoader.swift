@@ -42,25 +42,41 @@ public enum PresetLoader {
                 throw PresetError(file: file, line: sectionNode.mark?.line, key: sectionName,
                                   expected: "one of the sections \((sections + RigLoader.outputSections + [InputsLoader.sectionName]).joined(separator: ", "))", got: "an unknown section")
             }
-            let keys = PresetKeys.all.filter { $0.section == sectionName }
-            if sectionValue.tagName == .null { continue }  // every key commented out
-            guard let entries = sectionValue.mapping else {
-                throw PresetError(file: file, line: sectionValue.mark?.line ?? sectionNode.mark?.line, key: sectionName,
-                                  expected: "a mapping of \(sectionName) keys", got: describe(sectionValue))
-            }
-            for (keyNode, valueNode) in entries {
-                let keyName = keyNode.string ?? describe(keyNode)
-                guard let key = keys.first(where: { $0.name == keyName }) else {
-                    throw PresetError(file: file, line: keyNode.mark?.line, key: "\(sectionName).\(keyName)",
-                                      expected: "one of \(keys.map(\.name).joined(separator: ", "))", got: "an unknown key")
-                }
-                let line = valueNode.mark?.line ?? keyNode.mark?.line
-                try apply(key, valueNode, to: &configuration, file: file, line: line)
-                lines[key.path] = line
+            for (assignment, line) in try assignments(section: sectionName, sectionNode, sectionValue, file: file, keyPrefix: "") {
+                assignment.apply(&configuration)
+                lines[assignment.path] = line
             }
         }
+        try checkOrderings(configuration, lines: lines, file: file, keyPrefix: "")
+        return configuration
+    }
 
-        // 3) Cross-field rules, reported at a key the preset actually set.
+    /// The checked assignments of one analysis section (`sectionName:` and its mapping), each
+    /// with its line. `keyPrefix` goes before the key path in errors (an input's entry).
+    static func assignments(section sectionName: String, _ sectionNode: Node, _ sectionValue: Node, file: String,
+                            keyPrefix: String) throws(PresetError) -> [(AnalysisOverrides.Assignment, Int?)] {
+        let keys = PresetKeys.all.filter { $0.section == sectionName }
+        if sectionValue.tagName == .null { return [] }  // every key commented out
+        guard let entries = sectionValue.mapping else {
+            throw PresetError(file: file, line: sectionValue.mark?.line ?? sectionNode.mark?.line, key: keyPrefix + sectionName,
+                              expected: "a mapping of \(sectionName) keys", got: describe(sectionValue))
+        }
+        var result: [(AnalysisOverrides.Assignment, Int?)] = []
+        for (keyNode, valueNode) in entries {
+            let keyName = keyNode.string ?? describe(keyNode)
+            guard let key = keys.first(where: { $0.name == keyName }) else {
+                throw PresetError(file: file, line: keyNode.mark?.line, key: "\(keyPrefix)\(sectionName).\(keyName)",
+                                  expected: "one of \(keys.map(\.name).joined(separator: ", "))", got: "an unknown key")
+            }
+            let line = valueNode.mark?.line ?? keyNode.mark?.line
+            result.append((try assignment(key, valueNode, file: file, line: line, keyPrefix: keyPrefix), line))
+        }
+        return result
+    }
+
+    /// 3) Cross-field rules, reported at a key the preset actually set (`lines`: the keys set,
+    /// with their lines).
+    static func checkOrderings(_ configuration: AnalysisConfiguration, lines: [String: Int], file: String, keyPrefix: String) throws(PresetError) {
         for ordering in PresetKeys.orderings {
             guard let lower = PresetKeys.key(ordering.lower), let upper = PresetKeys.key(ordering.upper) else { continue }
             let lowerValue = numericValue(lower, in: configuration)
@@ -68,44 +84,45 @@ public enum PresetLoader {
             guard !(lowerValue < upperValue) else { continue }
             let suffix = lower.unit.isEmpty ? "" : " \(lower.unit)"
             if let line = lines[lower.path] {
-                throw PresetError(file: file, line: line, key: lower.path,
+                throw PresetError(file: file, line: line, key: keyPrefix + lower.path,
                                   expected: "less than \(upper.path) (\(PresetKey.format(upperValue))\(suffix))",
                                   got: PresetKey.format(lowerValue))
             }
-            throw PresetError(file: file, line: lines[upper.path], key: upper.path,
+            throw PresetError(file: file, line: lines[upper.path], key: keyPrefix + upper.path,
                               expected: "more than \(lower.path) (\(PresetKey.format(lowerValue))\(suffix))",
                               got: PresetKey.format(upperValue))
         }
-        return configuration
     }
 
     // MARK: Values
 
-    private static func apply(_ key: PresetKey, _ node: Node, to configuration: inout AnalysisConfiguration,
-                              file: String, line: Int?) throws(PresetError) {
+    /// `node` checked against `key`'s type and range, as an assignment to the configuration.
+    private static func assignment(_ key: PresetKey, _ node: Node, file: String, line: Int?,
+                                   keyPrefix: String) throws(PresetError) -> AnalysisOverrides.Assignment {
         let tagName = node.tagName
+        let path = keyPrefix + key.path
         switch key.kind {
         case .number(let keyPath, let range):
             guard tagName == .int || tagName == .float, let value = node.float else {
-                throw PresetError(file: file, line: line, key: key.path, expected: "a number (\(key.allowedValues))", got: describe(node))
+                throw PresetError(file: file, line: line, key: path, expected: "a number (\(key.allowedValues))", got: describe(node))
             }
             guard range.contains(value) else {
-                throw PresetError(file: file, line: line, key: key.path, expected: key.allowedValues, got: describe(node))
+                throw PresetError(file: file, line: line, key: path, expected: key.allowedValues, got: describe(node))
             }
-            configuration[keyPath: keyPath] = value
+            return AnalysisOverrides.Assignment(path: key.path, valueText: PresetKey.format(value)) { $0[keyPath: keyPath] = value }
         case .wholeNumber(let keyPath, let range):
             guard tagName == .int, let value = node.int else {
-                throw PresetError(file: file, line: line, key: key.path, expected: "a whole number (\(key.allowedValues))", got: describe(node))
+                throw PresetError(file: file, line: line, key: path, expected: "a whole number (\(key.allowedValues))", got: describe(node))
             }
             guard range.contains(value) else {
-                throw PresetError(file: file, line: line, key: key.path, expected: key.allowedValues, got: describe(node))
+                throw PresetError(file: file, line: line, key: path, expected: key.allowedValues, got: describe(node))
             }
-            configuration[keyPath: keyPath] = value
+            return AnalysisOverrides.Assignment(path: key.path, valueText: String(value)) { $0[keyPath: keyPath] = value }
         case .flag(let keyPath):
             guard tagName == .bool, let value = node.bool else {
-                throw PresetError(file: file, line: line, key: key.path, expected: key.allowedValues, got: describe(node))
+                throw PresetError(file: file, line: line, key: path, expected: key.allowedValues, got: describe(node))
             }
-            configuration[keyPath: keyPath] = value
+            return AnalysisOverrides.Assignment(path: key.path, valueText: String(value)) { $0[keyPath: keyPath] = value }
         }
     }
 

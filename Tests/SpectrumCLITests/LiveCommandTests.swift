@@ -125,6 +125,42 @@ import Testing
         #expect(refused.standardError.contains("\(bad): inputs: kick: the name is given twice"), "\(refused.standardError)")
     }
 
+    @Test func eachInputOfAPresetRunsItsOwnSectionsAndASharedKeyInAnInputIsOneLine() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let tone = try ToneClient(serverName: server.name, clientName: "a440", frequencyHz: 440, amplitude: 0.5)
+        defer { tone.stop() }
+        let scratch = try ScratchDirectory()
+        // One 440 Hz tone into both inputs: A4 against the top-level reference, A#4 against 415 Hz.
+        let preset = try scratch.write("rig.yaml", """
+            pitch:
+              reference_hz: 440
+            inputs:
+              - name: modern
+                source: \(tone.outputPortName)
+              - name: baroque
+                source: \(tone.outputPortName)
+                pitch:
+                  reference_hz: 415
+            """)
+        let receiver = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--preset", preset, "--osc", "127.0.0.1:\(receiver.port)", "--duration", "2", "--quiet"])
+        receiver.receive(timeoutSeconds: 5) { !spectrum.process.isRunning }
+        receiver.drain(seconds: 0.1)
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0, "\(result.standardError)")
+        for (name, note) in [("modern", "A4"), ("baroque", "A#4")] {
+            let notes = receiver.bundles.compactMap { $0.message("/spectrum/\(name)/note")?.strings.first }
+            #expect(notes.suffix(10) == Array(repeating: note, count: 10), "\(name): \(notes.suffix(10))")
+        }
+
+        let bad = try scratch.write("bad.yaml", "inputs:\n  - name: kick\n    output:\n      rate_hz: 30\n")
+        let refused = try SpectrumProcess.run(["run", "--server", server.name, "--preset", bad, "--duration", "1"])
+        #expect(refused.status != 0)
+        #expect(refused.standardErrorLines.count == 1, "\(refused.standardError)")
+        #expect(refused.standardError.contains("\(bad):4: inputs[1] kick: output.rate_hz: expected it only at the top level"), "\(refused.standardError)")
+    }
+
     @Test func beatsGoOutOnTheirOwnOnceEachAndSIGUSR1RelearnsTheTempo() throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }

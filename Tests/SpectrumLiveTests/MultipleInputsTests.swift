@@ -135,6 +135,89 @@ struct MultipleInputs {
         #expect(allocation_tally_frees(processThreadTally) - freesBefore == 0, "frees on the process thread")
     }
 
+    @Test("Each input's own settings: two inputs hear one 440 Hz tone, one against A4 = 415 Hz; its own reference survives a control change, a rebuild (as after a new sample rate) and applies to an input added at run time")
+    func ownSettingsPerInput() async throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let tone = try ToneClient(serverName: server.name, clientName: "a440", frequencyHz: 440, amplitude: 0.5)
+        defer { tone.stop() }
+        let baroque = AnalysisOverrides([.init(path: "pitch.reference_hz", valueText: "415") { $0.pitch.referenceHz = 415 }])
+        var configuration = liveConfiguration(server: server)
+        configuration.inputs = [LiveInput(name: "concert", sources: [tone.outputPortName]),
+                                LiveInput(name: "baroque", sources: [tone.outputPortName], analysis: baroque)]
+        let client = try LiveClient(configuration: configuration)
+        defer { client.stop() }
+        func notes(_ slots: [Int32]) async -> [Int32]? { await latestNotes(of: slots, from: client) }
+        // 440 Hz is A4 (69) against 440 and A♯4 (70, +1 cent) against 415.
+        #expect(await notes([0, 1]) == [69, 70])
+        #expect(client.analysisConfiguration(input: "baroque")?.pitch.referenceHz == 415)
+
+        // A control change of the shared reference to 466 Hz: 440 Hz reads G♯4 (68) there, the
+        // input with its own reference keeps it.
+        var shared = client.analysisConfiguration
+        shared.pitch.referenceHz = 466
+        try client.reconfigure(shared)
+        #expect(await notes([0, 1]) == [68, 70])
+
+        // Every analyser rebuilt (what a new sample rate does): still each its own.
+        try client.replaceAnalyzer(sampleRateHz: 48_000)
+        #expect(await notes([0, 1]) == [68, 70])
+
+        // An input added at run time with settings of its own, and one with none (the shared ones).
+        let third = try client.addInput(LiveInput(name: "baroque2", sources: [tone.outputPortName], analysis: baroque))
+        let fourth = try client.addInput(LiveInput(name: "plain", sources: [tone.outputPortName]))
+        #expect(await notes([0, 1, Int32(third), Int32(fourth)]) == [68, 70, 70, 68])
+        #expect(client.analysisConfiguration(input: "plain")?.pitch.referenceHz == 466)
+        #expect(client.analysisConfiguration(input: "nobody") == nil)
+    }
+
+    @Test("Each input's own settings survive a server restart at another sample rate")
+    func ownSettingsAfterARestartAtAnotherRate() async throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let baroque = AnalysisOverrides([.init(path: "pitch.reference_hz", valueText: "415") { $0.pitch.referenceHz = 415 }])
+        var configuration = liveConfiguration(server: server)
+        configuration.inputs = [LiveInput(name: "concert"), LiveInput(name: "baroque", analysis: baroque)]
+        let client = try LiveClient(configuration: configuration)
+        defer { client.stop() }
+        try server.restart(sampleRateHz: 44_100, periodFrames: 512)
+        #expect(await eventually(within: 10) { client.status().reconnections == 1 && client.status().analysisSampleRateHz == 44_100 },
+                "not back at 44.1 kHz (\(client.status().lastReconnectError ?? "no error"))")
+        let tone = try ToneClient(serverName: server.name, clientName: "a440", frequencyHz: 440, amplitude: 0.5)
+        defer { tone.stop() }
+        for name in ["concert", "baroque"] { try server.connect(tone.outputPortName, "\(client.clientName):\(name)") }
+        #expect(await latestNotes(of: [0, 1], from: client) == [69, 70])
+    }
+
+    @Test("An input's own settings that cannot run (at start, or over a changed shared configuration) are refused in one line naming the input")
+    func ownSettingsThatCannotRun() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        var configuration = liveConfiguration(server: server)
+        let inverted = AnalysisOverrides([.init(path: "rhythm.minimum_bpm", valueText: "300") { $0.rhythm.minimumBpm = 300 }])
+        configuration.inputs = [LiveInput(name: "kick"), LiveInput(name: "hats", analysis: inverted)]
+        let error = #expect(throws: LiveClientError.self) { try LiveClient(configuration: configuration) }
+        #expect(error?.description.contains("input hats (with its own rhythm.minimum_bpm)") == true, "\(error?.description ?? "")")
+        #expect(error?.description.contains("\n") == false)
+
+        // Running: a shared change that the input's own settings cannot run with is refused, naming
+        // the input, and nothing changes.
+        let faster = AnalysisOverrides([.init(path: "rhythm.minimum_bpm", valueText: "100") { $0.rhythm.minimumBpm = 100 }])
+        configuration.inputs = [LiveInput(name: "kick"), LiveInput(name: "hats", analysis: faster)]
+        let client = try LiveClient(configuration: configuration)
+        defer { client.stop() }
+        let swaps = client.status().analyzerSwaps
+        var shared = client.analysisConfiguration
+        let before = shared
+        shared.rhythm.maximumBpm = 120
+        shared.rhythm.preferredMaximumBpm = 119
+        let refused = #expect(throws: AnalysisConfigurationError.self) { try client.reconfigure(shared) }
+        #expect(refused?.description.hasPrefix("input hats (with its own rhythm.minimum_bpm): ") == true, "\(refused?.description ?? "")")
+        #expect(client.analysisConfiguration == before)
+        #expect(client.status().analyzerSwaps == swaps)
+        #expect(client.analysisConfiguration(input: "hats")?.rhythm.minimumBpm == 100)
+    }
+
     @Test("The default connections go to the inputs' ports in order, never to an empty slot")
     func physicalCaptureToNamedInputs() throws {
         let server = try PrivateJackServer()
@@ -190,4 +273,21 @@ struct MultipleInputs {
         #expect(throws: LiveClientError.self) { try LiveInput.validate((0...LiveConfiguration.maximumInputCount).map { LiveInput(name: "i\($0)") }) }
     }
 }
+}
+
+/// The note of each slot in `slots` once every one reads one, from frames arriving after a short
+/// settling time; nil if they do not within 10 s.
+private func latestNotes(of slots: [Int32], from client: LiveClient) async -> [Int32]? {
+    _ = drain(client)
+    try? await Task.sleep(for: .milliseconds(400))
+    _ = drain(client)
+    var frames: [AnalysisFrame] = []
+    var found: [Int32]?
+    _ = await eventually(within: 10) {
+        frames += drain(client)
+        let latest = slots.map { slot in frames.last { $0.inputIndex == slot && $0.pitch.noteNumber >= 0 }?.pitch.noteNumber }
+        found = latest.allSatisfy { $0 != nil } ? latest.compactMap { $0 } : nil
+        return found != nil
+    }
+    return found
 }

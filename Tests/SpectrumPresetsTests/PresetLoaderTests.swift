@@ -252,7 +252,16 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
         ("inputs:\n  - kick\n", "rig.yaml:2: inputs[1]: expected a mapping with name and source"),
         ("inputs:\n  - source: system:capture_1\n", "rig.yaml:2: inputs[1].name: expected an input name such as kick, got none"),
         ("inputs:\n  - name: 12\n", "rig.yaml:2: inputs[1].name: expected an input name such as kick, got 12"),
-        ("inputs:\n  - name: kick\n    port: x\n", "rig.yaml:3: inputs[1].port: expected name or source, got an unknown key"),
+        ("inputs:\n  - name: kick\n    port: x\n", "rig.yaml:3: inputs[1].port: expected name, source or an analysis section (output, spectrum"),
+        ("inputs:\n  - name: kick\n    pitch:\n      pitch_hz: 3\n", "rig.yaml:4: inputs[1] kick: pitch.pitch_hz: expected one of enabled, minimum_frequency_hz"),
+        ("inputs:\n  - name: kick\n    pitch:\n      reference_hz: 500\n", "rig.yaml:4: inputs[1] kick: pitch.reference_hz: expected 415 to 466 Hz, got 500"),
+        ("inputs:\n  - name: kick\n    rhythm: fast\n", "rig.yaml:3: inputs[1] kick: rhythm: expected a mapping of rhythm keys, got the text \"fast\""),
+        ("inputs:\n  - name: kick\n  - name: bass\n    spectrum:\n      band_count: 64\n",
+         "rig.yaml:5: inputs[2] bass: spectrum.band_count: expected it only at the top level (every input shares the frame rate and the bands), got it in an input"),
+        ("inputs:\n  - name: kick\n    output:\n      rate_hz: 30\n", "rig.yaml:4: inputs[1] kick: output.rate_hz: expected it only at the top level"),
+        // Ordered keys are checked over the top-level values.
+        ("rhythm:\n  maximum_bpm: 100\ninputs:\n  - name: kick\n    rhythm:\n      minimum_bpm: 120\n",
+         "rig.yaml:6: inputs[1] kick: rhythm.minimum_bpm: expected less than rhythm.maximum_bpm (100 BPM), got 120"),
     ])
     func aBadInputsListIsOneLineWithFileAndLine(yaml: String, expected: String) {
         do {
@@ -261,5 +270,45 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
         } catch {
             #expect(error.description.hasPrefix(expected), "\(error.description)")
         }
+    }
+
+    @Test func anInputsOwnSectionsOverrideTheTopLevelForThatInputOnly() throws {
+        let yaml = """
+            pitch:
+              reference_hz: 440
+            rhythm:
+              minimum_bpm: 70
+            inputs:
+              - name: kick
+                rhythm:
+                  minimum_bpm: 100
+                  maximum_bpm: 160
+                level:
+                  vu_floor_db: -40
+              - name: vocal
+                pitch:
+                  reference_hz: 415
+            """
+        let top = try PresetLoader.parse(yaml: yaml, file: "rig.yaml")
+        let inputs = try InputsLoader.parse(yaml: yaml, file: "rig.yaml")
+        #expect(inputs.map(\.name) == ["kick", "vocal"])
+        #expect(inputs[0].analysis.assignments.map(\.path) == ["rhythm.minimum_bpm", "rhythm.maximum_bpm", "level.vu_floor_db"])
+        let kick = inputs[0].analysis.applied(to: top)
+        #expect(kick.rhythm.minimumBpm == 100 && kick.rhythm.maximumBpm == 160 && kick.level.vuFloorDecibels == -40)
+        #expect(kick.pitch.referenceHz == 440)
+        let vocal = inputs[1].analysis.applied(to: top)
+        #expect(vocal.pitch.referenceHz == 415 && vocal.rhythm.minimumBpm == 70)
+        // Re-applied over another shared configuration (a control change), the input's own values
+        // still win and the rest follows.
+        var changed = top
+        changed.pitch.referenceHz = 442
+        changed.rhythm.minimumBpm = 60
+        #expect(inputs[1].analysis.applied(to: changed).pitch.referenceHz == 415)
+        #expect(inputs[1].analysis.applied(to: changed).rhythm.minimumBpm == 60)
+        #expect(inputs[0].analysis.applied(to: changed).pitch.referenceHz == 442)
+        // The top-level loader ignores the inputs' sections.
+        #expect(top.rhythm.minimumBpm == 70 && top.level.vuFloorDecibels == AnalysisConfiguration().level.vuFloorDecibels)
+        // An input without sections has no settings of its own.
+        #expect(try InputsLoader.parse(yaml: "inputs:\n  - name: bass\n", file: "rig.yaml")[0].analysis.isEmpty)
     }
 }
