@@ -14,25 +14,7 @@ final class LoopbackConnection {
     private var pending: [UInt8] = []
 
     init(port: UInt16, in network: PrivateNetwork) throws {
-        descriptor = try network.run {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { throw RigPeerError(description: "socket: \(String(cString: strerror(errno)))") }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = port.bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-            guard connected else {
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                throw RigPeerError(description: "connect to 127.0.0.1:\(port): \(reason)")
-            }
-            return descriptor
-        }
+        descriptor = try network.run { try connectToLoopback(port: port) }
     }
 
     deinit { close(descriptor) }
@@ -176,4 +158,32 @@ final class WebSocketConnection {
             }
         }
     }
+}
+
+/// A connected TCP socket to 127.0.0.1:`port` in the calling thread's network namespace; each
+/// read bounded by `receiveTimeoutSeconds` when given; `configure` runs before the connection
+/// (socket options). The caller closes it. Tests only.
+func connectToLoopback(port: UInt16, receiveTimeoutSeconds: Int? = nil, configure: (Int32) -> Void = { _ in }) throws -> Int32 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw RigPeerError(description: "socket: \(String(cString: strerror(errno)))") }
+    if let receiveTimeoutSeconds {
+        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+    configure(descriptor)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = port.bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+    guard connected else {
+        let reason = String(cString: strerror(errno))
+        close(descriptor)
+        throw RigPeerError(description: "connect to 127.0.0.1:\(port): \(reason)")
+    }
+    return descriptor
 }

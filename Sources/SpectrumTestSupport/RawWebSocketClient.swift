@@ -18,18 +18,11 @@ public final class RawWebSocketClient: @unchecked Sendable {
     /// Connects to 127.0.0.1:`port` and upgrades `path`; `receiveBufferBytes` shrinks the
     /// socket's receive window (a stuck phone).
     public init(port: Int, path: String = "/view", receiveBufferBytes: Int32? = nil) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if var size = receiveBufferBytes {
-            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        descriptor = try connectToLoopback(port: UInt16(port)) { descriptor in
+            if var size = receiveBufferBytes {
+                _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { throw Failure(description: "connect to 127.0.0.1:\(port) failed (errno \(errno))") }
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
