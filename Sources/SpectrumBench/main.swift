@@ -22,6 +22,8 @@ import SpectrumTestSupport
 let arguments = Array(CommandLine.arguments.dropFirst())
 let section = arguments.first ?? "hop"
 let count = arguments.dropFirst().first.flatMap(Double.init)
+/// The binary the whole-process sections run.
+let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
 do {
     switch section {
     case "hop": print(try HopCost.table(hops: Int(count ?? 100_000)))
@@ -30,23 +32,13 @@ do {
     case "beats": print(try BeatDelay.table(periods: [64, 256], seconds: count ?? 15))
     case "publisher": print(try PublisherCost.table(framesPerRig: Int(count ?? 20_000)))
     case "web": print(try WebCost.table(seconds: count ?? 20))
-    case "process":
-        let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
-        print(try ProcessCost.table(spectrum: spectrum, seconds: count ?? 30))
-    case "reconnect":
-        let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
-        print(try ReconnectCost.table(spectrum: spectrum, restarts: Int(count ?? 20)))
+    case "process": print(try ProcessCost.table(spectrum: spectrum, seconds: count ?? 30))
+    case "reconnect": print(try ReconnectCost.table(spectrum: spectrum, restarts: Int(count ?? 20)))
     case "clock": print(try ClockTiming.table(seconds: count ?? 60))
-    case "link":
-        let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
-        print(try LinkTiming.table(spectrum: spectrum, seconds: count ?? 60))
+    case "link": print(try LinkTiming.table(spectrum: spectrum, seconds: count ?? 60))
     case "inputs-callback": print(try InputsCost.callbackTable(seconds: count ?? 10))
-    case "inputs-cpu":
-        let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
-        print(try InputsCost.cpuTable(spectrum: spectrum, seconds: count ?? 20))
-    case "inputs-xruns":
-        let spectrum = ProcessInfo.processInfo.environment["SPECTRUM"] ?? ".build/release/spectrum"
-        print(try InputsCost.xrunTable(spectrum: spectrum, seconds: count ?? 300))
+    case "inputs-cpu": print(try InputsCost.cpuTable(spectrum: spectrum, seconds: count ?? 20))
+    case "inputs-xruns": print(try InputsCost.xrunTable(spectrum: spectrum, seconds: count ?? 300))
     case "wakeups": print(ProcessCost.wakeupTable(seconds: count ?? 5))
     case "rhythm":
         try rhythmDiagnostics(sampleRates: [44_100, 48_000, 96_000], tempos: [70, 100, 120, 128, 140, 174],

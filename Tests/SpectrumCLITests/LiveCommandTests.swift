@@ -8,6 +8,25 @@ import Testing
 /// a few servers per machine, and rates are measured.
 @Suite(.serialized) struct LiveCommandTests {
     /// The band the analysis puts `frequencyHz` in.
+    /// `spectrum run --preset` for 2 s with OSC to a receiver; expects a clean exit.
+    static func runTwoSeconds(preset: String, server: PrivateJackServer) throws -> OSCReceiver {
+        let receiver = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--preset", preset, "--osc", "127.0.0.1:\(receiver.port)", "--duration", "2", "--quiet"])
+        receiver.receive(timeoutSeconds: 5) { !spectrum.process.isRunning }
+        receiver.drain(seconds: 0.1)
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0, "\(result.standardError)")
+        return receiver
+    }
+
+    /// A preset `spectrum run` refuses: a non-zero exit and one line containing `expected`.
+    static func expectOneLineRefusal(preset: String, server: PrivateJackServer, containing expected: String) throws {
+        let refused = try SpectrumProcess.run(["run", "--server", server.name, "--preset", preset, "--duration", "1"])
+        #expect(refused.status != 0)
+        #expect(refused.standardErrorLines.count == 1, "\(refused.standardError)")
+        #expect(refused.standardError.contains(expected), "\(refused.standardError)")
+    }
+
     static func band(of frequencyHz: Double) throws -> Int {
         try #require(try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: 48_000).band(containingFrequencyHz: frequencyHz))
     }
@@ -106,12 +125,7 @@ import Testing
               - name: hats
                 source: \(high.outputPortName)
             """)
-        let receiver = OSCReceiver()
-        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--preset", preset, "--osc", "127.0.0.1:\(receiver.port)", "--duration", "2", "--quiet"])
-        receiver.receive(timeoutSeconds: 5) { !spectrum.process.isRunning }
-        receiver.drain(seconds: 0.1)
-        let result = try #require(spectrum.waitForExit(within: 5))
-        #expect(result.status == 0, "\(result.standardError)")
+        let receiver = try Self.runTwoSeconds(preset: preset, server: server)
         for (name, frequencyHz) in [("kick", 250.0), ("hats", 4_000.0)] {
             let all = receiver.bundles.compactMap { $0.message("/spectrum/\(name)/bands")?.floats }
             let bands = try #require(all.last, "\(name)")
@@ -119,10 +133,7 @@ import Testing
         }
 
         let bad = try scratch.write("bad.yaml", "inputs:\n  - name: kick\n  - name: kick\n")
-        let refused = try SpectrumProcess.run(["run", "--server", server.name, "--preset", bad, "--duration", "1"])
-        #expect(refused.status != 0)
-        #expect(refused.standardErrorLines.count == 1, "\(refused.standardError)")
-        #expect(refused.standardError.contains("\(bad): inputs: kick: the name is given twice"), "\(refused.standardError)")
+        try Self.expectOneLineRefusal(preset: bad, server: server, containing: "\(bad): inputs: kick: the name is given twice")
     }
 
     @Test func eachInputOfAPresetRunsItsOwnSectionsAndASharedKeyInAnInputIsOneLine() throws {
@@ -143,22 +154,14 @@ import Testing
                 pitch:
                   reference_hz: 415
             """)
-        let receiver = OSCReceiver()
-        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--preset", preset, "--osc", "127.0.0.1:\(receiver.port)", "--duration", "2", "--quiet"])
-        receiver.receive(timeoutSeconds: 5) { !spectrum.process.isRunning }
-        receiver.drain(seconds: 0.1)
-        let result = try #require(spectrum.waitForExit(within: 5))
-        #expect(result.status == 0, "\(result.standardError)")
+        let receiver = try Self.runTwoSeconds(preset: preset, server: server)
         for (name, note) in [("modern", "A4"), ("baroque", "A#4")] {
             let notes = receiver.bundles.compactMap { $0.message("/spectrum/\(name)/note")?.strings.first }
             #expect(notes.suffix(10) == Array(repeating: note, count: 10), "\(name): \(notes.suffix(10))")
         }
 
         let bad = try scratch.write("bad.yaml", "inputs:\n  - name: kick\n    output:\n      rate_hz: 30\n")
-        let refused = try SpectrumProcess.run(["run", "--server", server.name, "--preset", bad, "--duration", "1"])
-        #expect(refused.status != 0)
-        #expect(refused.standardErrorLines.count == 1, "\(refused.standardError)")
-        #expect(refused.standardError.contains("\(bad):4: inputs[1] kick: output.rate_hz: expected it only at the top level"), "\(refused.standardError)")
+        try Self.expectOneLineRefusal(preset: bad, server: server, containing: "\(bad):4: inputs[1] kick: output.rate_hz: expected it only at the top level")
     }
 
     @Test func beatsGoOutOnTheirOwnOnceEachAndSIGUSR1RelearnsTheTempo() throws {
