@@ -58,21 +58,18 @@ import SpectrumCore
         #expect(result.wrong == 0, "funk \(bpm) BPM: \(result.wrong) of \(result.of) readings off, e.g. \(result.example)")
     }
 
-    /// Funk whose kicks run in dotted eighths (3-and, 4-e, 1, 1-a, 2-and) should read its beat,
-    /// not the dotted-eighth pulse at 4⁄3 of it. A known issue (docs/accuracy.md, tempo finding
-    /// 9): at tempi whose dotted eighth lasts a whole number of hops (25, 26, 28 and 23 hops of
-    /// 800 samples at 48 kHz) while the beat and the bar do not, the onset signal, sampled once a
-    /// hop, repeats fully at one lag at the dotted eighth and split between two lags at the beat
-    /// and the bar, and all four read 4⁄3 (so did 97, 99, 101, 107, 112, 113 and 119 BPM in a
-    /// sweep from 90 to 125). Not intermittent: the day this passes, the known issue goes.
+    /// Funk whose kicks run in dotted eighths (3-and, 4-e, 1, 1-a, 2-and) reads its beat, not
+    /// the dotted-eighth pulse at 4⁄3 of it, also at tempi whose dotted eighth lasts a whole
+    /// number of hops (25, 26, 28 and 23 hops of 800 samples at 48 kHz) while the beat and the
+    /// bar do not: the onset signal, sampled once a hop, then repeats at one lag at the dotted
+    /// eighth and split between two at the beat and the bar, which the decision's box reading
+    /// evens out (docs/accuracy.md, tempo finding 9; at a point reading all four read 4⁄3).
     @Test(arguments: [108.0, 2700.0 / 26, 2700.0 / 28, 2700.0 / 23])
     func funkIsNotReadAtItsDottedEighthPulse(bpm: Double) throws {
         let signal = TestSignals.rhythm(.funkDottedEighth, segments: [(bpm, 16)], sampleRateHz: Self.sampleRateHz)
         let frames = try RhythmTests.frames(signal)
         let result = Self.wrongReadings(frames, bpm: bpm, fromSeconds: 8)
-        withKnownIssue("funk with dotted-eighth kicks reads 4⁄3 where the dotted eighth lasts whole hops") {
-            #expect(result.wrong == 0, "funk (dotted-eighth kicks) \(bpm) BPM: \(result.wrong) of \(result.of) readings off, e.g. \(result.example)")
-        }
+        #expect(result.wrong == 0, "funk (dotted-eighth kicks) \(bpm) BPM: \(result.wrong) of \(result.of) readings off, e.g. \(result.example)")
     }
 
     /// A slow ballad with eighth hats reads its slow tempo, not the double its hats mark.

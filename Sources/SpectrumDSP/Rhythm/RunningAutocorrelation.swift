@@ -117,6 +117,31 @@ struct RunningAutocorrelation: ~Copyable {
         return normalisedCorrelation[lower] * (1 - fraction) + normalisedCorrelation[lower + 1] * fraction
     }
 
+    /// Normalised autocorrelation averaged over a box `widthLags` wide centred on `lag` (the
+    /// mean of the linear interpolation over `lag ± widthLags / 2`), as of the last
+    /// `normalise()`; 0 beyond the lags that hold data. An onset falls anywhere within its hop,
+    /// so a repetition whose period lies between two whole lags is split between them: at a
+    /// point it reads up to a quarter low against one that lasts whole hops; the box evens the
+    /// two out. Real-time safe.
+    @_noLocks
+    func boxNormalised(at lag: Float, widthLags: Float) -> Float {
+        let start = lag - 0.5 * widthLags, end = lag + 0.5 * widthLags
+        guard start >= 0 else { return 0 }
+        // Trapezoids of the interpolation between the whole lags inside the box.
+        var sum: Float = 0
+        var left = start, atLeft = normalised(at: start)
+        var knot = Float(Int(start) + 1)
+        while knot < end {
+            let atKnot = normalised(at: knot)
+            sum += 0.5 * (knot - left) * (atLeft + atKnot)
+            left = knot
+            atLeft = atKnot
+            knot += 1
+        }
+        sum += 0.5 * (end - left) * (atLeft + normalised(at: end))
+        return sum / (end - start)
+    }
+
     /// The per-lag normalised autocorrelation (inspection; allocates).
     var normalisedValues: [Float] { (0..<lagCount).map { normalised($0) } }
 

@@ -45,12 +45,19 @@ struct TempoEstimator: ~Copyable {
         var fullAccentContrast: Float = 0.03
         /// Per nat of the bar's repetition (`barRepetition`: the largest autocorrelation at 2, 3
         /// or 4 periods): the metre's evidence. Funk's dotted-eighth pulse (4⁄3 of the beat)
-        /// correlates more at its period than the beat does, but its "bar" repeats less.
-        var barWeight: Float = 4
+        /// correlates more at its period than the beat does, but its "bar" repeats less
+        /// (4 on point readings; the box narrows the ratios: 7 and 13 each lose a track).
+        var barWeight: Float = 10
         /// A period slower than the most salient one by a third (⅔, ⅓, ¾) pays this unless its
         /// bar repeats more strongly by `thirdsBarMargin`: only the metre makes a third win.
         var thirdsCost: Float = 0.5
         var thirdsBarMargin: Float = 0.02
+        /// Width (lags) of the box over which the decision reads the autocorrelation: an onset
+        /// falls anywhere within its hop, so a period between two whole lags splits between them
+        /// and reads low at a point (funk read at its dotted eighth, 4⁄3, where that lasts whole
+        /// hops and the beat does not; docs/accuracy.md, tempo finding 9). 1.0 and 1.2 left
+        /// `funk-108` at 4⁄3, 1.5 lost locks (tuning part).
+        var boxWidthLags: Float = 1.3
         /// For the shown tempo (hysteresis: another period must be clearly better to take over).
         var shownBonus: Float = 0.1
     }
@@ -221,21 +228,22 @@ struct TempoEstimator: ~Copyable {
     }
 
     /// Normalised autocorrelation of the onset signal at a fractional lag (as of the last
-    /// estimate).
+    /// estimate), read over a box `Parameters.boxWidthLags` wide: the decision's evidence.
     @inline(__always) @_noLocks
-    private func normalised(at lag: Float) -> Float { onsetCorrelation.normalised(at: lag) }
+    private func normalised(at lag: Float) -> Float { onsetCorrelation.boxNormalised(at: lag, widthLags: parameters.boxWidthLags) }
 
     /// Pulse salience of a beat period: the mean normalised autocorrelation at its first
-    /// `combMultiples` multiples (those with data). A real beat period correlates at all of
+    /// `combMultiples` multiples (those with data), over the box, or `atPoint` (the confidence
+    /// gate, whose threshold is the configuration's and was set on point readings). A real beat period correlates at all of
     /// them; syncopated patterns correlate weakly at one beat but strongly at two and four.
     @_noLocks
-    private func salience(_ lag: Float) -> Float {
+    private func salience(_ lag: Float, atPoint: Bool = false) -> Float {
         var sum: Float = 0
         var count: Float = 0
         for multiple in 1...Self.combMultiples {
             let position = lag * Float(multiple)
             guard onsetCorrelation.hasData(atLag: Int(position) + 1) else { break }
-            sum += normalised(at: position)
+            sum += atPoint ? onsetCorrelation.normalised(at: position) : normalised(at: position)
             count += 1
         }
         return count > 0 ? sum / count : 0
@@ -243,11 +251,12 @@ struct TempoEstimator: ~Copyable {
 
     /// Evidence that the beat is half the period `lag` (its double tempo): the correlation at
     /// `lag / 2` against the correlation at the lag (the seed's check), for the beat grid's
-    /// octave moves (`doubleTempoEvidence`, `halfTempoEvidence`).
+    /// octave moves (`doubleTempoEvidence`, `halfTempoEvidence`). Read at the point: its limits
+    /// (`doubleTempoMinimumRatio`, `halfTempoMaximumRatio`) were set on point readings.
     @_noLocks
     private func fasterTempoRatio(_ lag: Float) -> Float {
-        let part = max(0, normalised(at: lag / 2))
-        let whole = max(0, normalised(at: lag))
+        let part = max(0, onsetCorrelation.normalised(at: lag / 2))
+        let whole = max(0, onsetCorrelation.normalised(at: lag))
         guard whole > 0 else { return part > 0 ? 1 : 0 }
         return part / whole
     }
@@ -325,7 +334,7 @@ struct TempoEstimator: ~Copyable {
             }
         }
         // 3) Confidence: the salience of the chosen period.
-        let chosen = salience(bestLag)
+        let chosen = salience(bestLag, atPoint: true)
         doubleTempoEvidence = bestLag / 2 >= low - 0.5 ? fasterTempoRatio(bestLag) : 0
         let halfRatio = fasterTempoRatio(bestLag * 2)
         halfTempoEvidence = max(halfRatio, latestHalfRatio)
