@@ -125,6 +125,8 @@ struct RunningAutocorrelation: ~Copyable {
     /// two out. Real-time safe.
     @_noLocks
     func boxNormalised(at lag: Float, widthLags: Float) -> Float {
+        // A box of no width is the point reading (and never a division by zero).
+        guard widthLags > 0 else { return normalised(at: lag) }
         let start = lag - 0.5 * widthLags, end = lag + 0.5 * widthLags
         guard start >= 0 else { return 0 }
         // Trapezoids of the interpolation between the whole lags inside the box.
