@@ -68,18 +68,11 @@ enum HopCost {
         spectrumOnly.rhythm.enabled = false
         var withoutPitch = AnalysisConfiguration()
         withoutPitch.pitch.enabled = false
-        // The signals loop for up to half an hour of audio; the tuner's gate relative to the
-        // input's noise floor (which rises by 0.5 dB/s) would reach the steady looped tone after
-        // ~100 s and gate the tuner off, so most hops would measure no tuner at all (a 100,000-
-        // hop run read 4.5 µs for a tuner that costs ~24). The fixed silence gate alone keeps
-        // every hop voiced.
-        var voiced = AnalysisConfiguration()
-        voiced.pitch.gateAboveNoiseFloorDecibels = 0
         for sampleRateHz in [44_100.0, 48_000, 96_000] {
             let hopMicroseconds = 1_000_000 / AnalysisConfiguration().outputRateHz
             let plain = try measure(configuration: spectrumOnly, sampleRateHz: sampleRateHz, hops: hops)
             let rhythm = try measure(configuration: withoutPitch, sampleRateHz: sampleRateHz, hops: hops)
-            let full = try measure(configuration: voiced, sampleRateHz: sampleRateHz, hops: hops)
+            let full = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops)
             func row(_ part: String, _ statistics: Statistics, percentiles: Bool = true) -> String {
                 let dash = "–"
                 return "| \(format(sampleRateHz / 1000, 1)) kHz | \(part) | \(hops) | \(format(statistics.mean)) | "
@@ -95,7 +88,7 @@ enum HopCost {
             rows.append(row("all analyses, at the hop's end (level, waveform, tuner)", full.framePoint))
             rows.append(row("**whole hop** (intake + all analyses)", full.whole))
             if sampleRateHz == 48_000 {
-                let held = try measure(configuration: voiced, sampleRateHz: sampleRateHz, hops: hops,
+                let held = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops,
                                        signal: TestSignals.lowStringWithFadedOddPartials(sampleRateHz: sampleRateHz, seconds: 5))
                 rows.append(row("hop's end on a low string held against its octave (the tuner's costliest path)", held.framePoint))
             }

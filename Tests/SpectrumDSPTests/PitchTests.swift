@@ -148,6 +148,74 @@ import SpectrumCore
         }
     }
 
+    /// A steady tone is not its own noise floor: a reference tone, a drone or a held note is
+    /// read for minutes at any level, after silence or over hiss, low or high, near a mains
+    /// frequency or not (110 Hz is no multiple of 50 or 60). The floor rises by 0.5 dB/s, so
+    /// 150 s is long enough to reach any of these tones had they been taken for the floor
+    /// (before, each lost its note after 10–95 s).
+    @Test func aSteadyToneIsReadTheWholeWayThrough() throws {
+        let sampleRateHz = 48_000.0, seconds = 150.0
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let lead = TestSignals.silence(sampleRateHz: sampleRateHz, seconds: 0.5)
+        let e1 = TestSignals.frequencyHz(midiNote: 28)
+        let tones: [(name: String, note: Int32, signal: [Float])] = [
+            ("110 Hz sine at −10 dBFS after silence", 45,
+             lead + TestSignals.sine(frequencyHz: 110, sampleRateHz: sampleRateHz, seconds: seconds, amplitude: pow(10, -10.0 / 20))),
+            ("440 Hz sine at −40 dBFS", 69,
+             TestSignals.sine(frequencyHz: 440, sampleRateHz: sampleRateHz, seconds: seconds, amplitude: pow(10, -40.0 / 20))),
+            ("1760 Hz sine at −70 dBFS after silence", 93,
+             lead + TestSignals.sine(frequencyHz: 1760, sampleRateHz: sampleRateHz, seconds: seconds, amplitude: pow(10, -70.0 / 20))),
+            ("E1 drone with harmonics at −20 dBFS after silence", 28,
+             lead + Self.scaled(TestSignals.harmonicTone(fundamentalHz: e1, harmonicAmplitudes: [0.3, 0.3, 0.2, 0.15, 0.1], sampleRateHz: sampleRateHz, seconds: seconds),
+                         peakDecibels: -20)),
+            ("440 Hz sine at −30 dBFS over hiss at −65 dBFS", 69,
+             zip(TestSignals.sine(frequencyHz: 440, sampleRateHz: sampleRateHz, seconds: seconds, amplitude: pow(10, -30.0 / 20)),
+                 TestSignals.whiteNoise(sampleRateHz: sampleRateHz, seconds: seconds, amplitude: pow(10, -65.0 / 20))).map { $0 + $1 }),
+        ]
+        for tone in tones {
+            analyzer.reset()
+            let readings = OfflineDriver.frames(&analyzer, signal: tone.signal).map(\.pitch)
+            // From 1 s on (after the lead and the lock), every frame.
+            let checked = readings.dropFirst(Int(AnalysisConfiguration().outputRateHz))
+            let missed = checked.filter { $0.noteNumber != tone.note }
+            let firstMissSeconds = checked.firstIndex { $0.noteNumber != tone.note }.map { Double($0) / AnalysisConfiguration().outputRateHz }
+            #expect(missed.count == 0, "\(tone.name): \(missed.count) of \(checked.count) frames without MIDI \(tone.note), the first at \(firstMissSeconds ?? 0) s")
+        }
+    }
+
+    /// Mains hum is no note at any level: 50 and 60 Hz hum (the grid 0.15 Hz off) and a
+    /// full-wave rectifier's buzz (even harmonics only: it repeats at 100 or 120 Hz), present
+    /// from the start; a note played over the hum is read, and nothing once it stops.
+    @Test(arguments: sampleRates)
+    func mainsHumIsNoNoteAtAnyLevel(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let seconds = 4.0
+        for mainsHz in [50.15, 59.85] {
+            let humShapes: [(String, [Double])] = [("hum", [0.5, 0.3, 0.2, 0.1]), ("full-wave buzz", [0, 0.5, 0, 0.3, 0, 0.15])]
+            for (shape, amplitudes) in humShapes {
+                let hum = TestSignals.harmonicTone(fundamentalHz: mainsHz, harmonicAmplitudes: amplitudes, sampleRateHz: sampleRateHz, seconds: seconds)
+                for decibels in [-60.0, -40, -20] {
+                    analyzer.reset()
+                    let voiced = OfflineDriver.frames(&analyzer, signal: Self.scaled(hum, peakDecibels: decibels)).filter { $0.pitch.hasNote }.count
+                    #expect(voiced == 0, "\(mainsHz) Hz \(shape) at \(decibels) dBFS, \(sampleRateHz) Hz: \(voiced) frames had a note")
+                }
+            }
+        }
+        // A3 for 1 s, 20 dB over a 50 Hz hum at −40 dBFS, then the hum alone.
+        let hum = Self.hum(sampleRateHz: sampleRateHz, seconds: seconds, peakDecibels: -40)
+        let note = TestSignals.harmonicTone(fundamentalHz: TestSignals.frequencyHz(midiNote: 57), harmonicAmplitudes: [0.3, 0.2, 0.1],
+                                            sampleRateHz: sampleRateHz, seconds: 1)
+        var signal = hum
+        let start = Int(1.5 * sampleRateHz)
+        for (index, value) in Self.scaled(note, peakDecibels: -20).enumerated() { signal[start + index] += value }
+        analyzer.reset()
+        let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
+        let rate = AnalysisConfiguration().outputRateHz
+        #expect(readings[Int(2.2 * rate)].noteNumber == 57, "A3 over hum at \(sampleRateHz) Hz: \(readings[Int(2.2 * rate)].noteNumber)")
+        let afterwards = readings[Int(3 * rate)...].filter(\.hasNote).count
+        #expect(afterwards == 0, "hum after the note at \(sampleRateHz) Hz: \(afterwards) frames had a note")
+    }
+
     /// `--gate-db`: a fixed gate in place of the floor-relative one.
     @Test func aFixedGateSilencesQuieterNotes() throws {
         var configuration = AnalysisConfiguration()

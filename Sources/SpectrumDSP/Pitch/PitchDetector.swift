@@ -29,10 +29,14 @@ struct PitchDetector: ~Copyable {
     private let silenceGateMeanSquare: Float
     /// `gateAboveNoiseFloorDecibels` as a power ratio.
     private let gateAboveNoiseFloorRatio: Float
-    /// The input's noise floor, a mean square per sample: the quietest window, followed down
-    /// at once and up by `noiseFloorRisePerHop` (minimum tracking).
+    /// The input's noise floor, a mean square per sample: the least noise a window held,
+    /// followed down at once and up by `noiseFloorRisePerHop` (minimum tracking). A window's
+    /// noise is the part of its mean square that the period the tuner reads does not explain
+    /// (`noisePower`), so a steady tone is not its own floor; hum is told by its frequency.
     private var noiseFloorMeanSquare: Float
     private let noiseFloorRisePerHop: Float
+    /// `mainsHumToleranceCents` as a frequency ratio (above 1).
+    private let mainsHumRatio: Float
     /// Energy ratio (this hop's window / the window `decayLookbackHops` hops earlier) below which
     /// the sound is decaying too fast to tune: a drum, or a note ending.
     private let percussiveEnergyRatio: Float
@@ -82,10 +86,24 @@ struct PitchDetector: ~Copyable {
     /// falls to the input's floor at its first quieter window (the silence before playing, a
     /// gap between notes).
     static let initialNoiseFloorDecibels: Float = -66
-    /// How fast the floor may rise: slowly, so a note held for 20 s, 16 dB above the floor,
-    /// still clears a 6 dB gate; a steady hum or hiss louder than the floor is reached within
-    /// a minute and stays gated from then on.
+    /// How fast the floor may rise: slowly, so a note held for 20 s in a hiss 16 dB under it
+    /// still clears a 6 dB gate when the hiss was the quietest the input had been; a steady
+    /// hiss louder than the floor is reached within a minute and stays gated from then on.
     static let noiseFloorRiseDecibelsPerSecond = 0.5
+    /// Mains hum is what a reading at a mains frequency is: 50 Hz (Europe, Asia, Africa,
+    /// Australia) or 60 Hz (the Americas, part of Japan). A hum's wave repeats at the mains
+    /// period, so it reads the mains frequency, or twice it when the buzz of a full-wave
+    /// rectifier has only even harmonics (`mainsHumMultiples`). A steady tone is not noise
+    /// (`noiseFloorMeanSquare`), so its frequency is all that tells hum from a held note.
+    static let mainsFrequenciesHz: (Float, Float) = (50, 60)
+    /// The mains frequency and twice it: in tune at A4 = 415…446 Hz no note lies within 20 cents
+    /// of 50, 60, 100 or 120 Hz (G1/G2 +35 ¢, A♯/B ±50 ¢ at 440); 150 Hz and up lie near notes
+    /// (250 Hz is B3 in tune at A4 = 443 Hz).
+    static let mainsHumMultiples: Float = 2
+    /// How far from a mains frequency (or twice it) a reading is still hum: the grid's frequency
+    /// stays within ±0.2 Hz of 50 Hz in normal operation (±6.9 ¢), plus the reading's error
+    /// (under a cent on a steady tone). The corpus's detuned notes (±7, ±23 ¢) lie ≥ 12 ¢ away.
+    static let mainsHumToleranceCents: Float = 8
 
     /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
     static let shortWindowLowestHz = 150.0
@@ -119,6 +137,7 @@ struct PitchDetector: ~Copyable {
         gateAboveNoiseFloorRatio = Float(pow(10, configuration.gateAboveNoiseFloorDecibels / 10))
         noiseFloorMeanSquare = max(silenceGateMeanSquare, powf(10, Self.initialNoiseFloorDecibels / 10))
         noiseFloorRisePerHop = Float(pow(10, Self.noiseFloorRiseDecibelsPerSecond * hopSeconds / 10))
+        mainsHumRatio = powf(2, Self.mainsHumToleranceCents / 1200)
         let minimumLag = max(2, Int((sampleRateHz / configuration.maximumFrequencyHz).rounded(.down)))
         long = NormalisedAutocorrelation(minimumLag: minimumLag,
                                          maximumLag: Int((sampleRateHz / configuration.minimumFrequencyHz).rounded(.up)))
@@ -162,10 +181,14 @@ struct PitchDetector: ~Copyable {
         if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0; heldHops = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
-        // Gates: the fixed silence gate, and the gate relative to the input's noise floor.
+        // Gates: the fixed silence gate, and the gate relative to the input's noise floor. The
+        // floor then follows this window's noise: all of it unless a period explains part.
         let meanSquare = energy / Float(long.windowFrames)
-        noiseFloorMeanSquare = max(silenceGateMeanSquare, min(meanSquare, noiseFloorMeanSquare * noiseFloorRisePerHop))
-        guard meanSquare >= silenceGateMeanSquare, meanSquare >= noiseFloorMeanSquare * gateAboveNoiseFloorRatio else { return unvoiced() }
+        let risenFloor = noiseFloorMeanSquare * noiseFloorRisePerHop
+        var noisePower = meanSquare
+        defer { noiseFloorMeanSquare = max(silenceGateMeanSquare, min(noisePower, risenFloor)) }
+        guard meanSquare >= silenceGateMeanSquare,
+              meanSquare >= max(silenceGateMeanSquare, min(meanSquare, risenFloor)) * gateAboveNoiseFloorRatio else { return unvoiced() }
 
         // 2) The correlation at every lag; the spectrum is kept for the fundamental's phase.
         pastSpectrumIndex = (pastSpectrumIndex + 1) % (phaseSpanHops + 1)
@@ -188,6 +211,10 @@ struct PitchDetector: ~Copyable {
         let top = long.interpolatedPeak(at: winner.lag).height
         let periodFrames = winner.periodFrames
         let frequencyHz = sampleRateHz / periodFrames
+        // Hum is noise, all of it; of any other wave, the part r at its period does not
+        // explain (Pearson: r = S / (S + N) for a periodic S in noise N, so (1 − r)·(S + N) = N).
+        guard !isMainsHum(frequencyHz) else { return unvoiced() }
+        noisePower = meanSquare * (1 - min(max(top, 0), 1))
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio) else { return unvoiced() }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
         //    note has settled over the whole long window.
@@ -329,6 +356,21 @@ struct PitchDetector: ~Copyable {
               let lag = short.firstKeyMaximum(threshold: Self.shortWindowConfidence, highest: highest) else { return nil }
         let (offset, top) = short.interpolatedPeak(at: lag)
         return RawPitch(frequencyHz: sampleRateHz / (Float(lag) + offset), confidence: min(top, 1))
+    }
+
+    /// Whether `frequencyHz` is a mains frequency or twice it, within `mainsHumToleranceCents`
+    /// (`mainsFrequenciesHz`). The short window never reads that low (`shortWindowLowestHz`).
+    @_noLocks
+    private func isMainsHum(_ frequencyHz: Float) -> Bool {
+        isMainsHum(frequencyHz, mainsHz: Self.mainsFrequenciesHz.0) || isMainsHum(frequencyHz, mainsHz: Self.mainsFrequenciesHz.1)
+    }
+
+    @_noLocks
+    private func isMainsHum(_ frequencyHz: Float, mainsHz: Float) -> Bool {
+        let multiple = _unsafePerformance { rintf(frequencyHz / mainsHz) }
+        guard multiple >= 1, multiple <= Self.mainsHumMultiples else { return false }
+        let ratio = frequencyHz / (multiple * mainsHz)
+        return ratio < mainsHumRatio && ratio * mainsHumRatio > 1
     }
 
     /// A sound that decays fast is a drum or a note ending, not something to tune; high notes
