@@ -103,8 +103,10 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// decides above it. A fixed gate (`--gate-db`) sets this and turns that gate off.
     public var silenceGateDecibels: Double = -100
     /// Windows less than this far above the input's own noise floor have no note (0 = no
-    /// relative gate). The floor follows the quietest window down at once and rises by
-    /// 0.5 dB/s, so a held note stays above it; hum and steady noise sit on it. 6 dB keeps
+    /// relative gate). The floor follows the least noise a window held down at once and rises
+    /// by 0.5 dB/s; a window's noise is the part its period does not explain, so a held note
+    /// or a steady tone is no floor, while steady noise sits on it (mains hum is told by its
+    /// frequency: `PitchDetector.mainsFrequenciesHz`). 6 dB keeps
     /// notes at 10 dB SNR (their windows lie ~10 dB above the noise), and a note 20 dB above
     /// the floor is a note at any level.
     public var gateAboveNoiseFloorDecibels: Double = 6

@@ -108,7 +108,7 @@ public enum PresetKeys {
         .number("pitch.maximum_frequency_hz", \.pitch.maximumFrequencyHz, 200...5000, "Hz", "Highest fundamental searched."),
         .number("pitch.confidence_threshold", \.pitch.confidenceThreshold, 0.3...0.99, "", "Normalised correlation at the period needed for a note (seed: 0.75; 0.55 reads notes in noise)."),
         .number("pitch.silence_gate_db", \.pitch.silenceGateDecibels, -120...(-10), "dB", "Windows quieter than this RMS level in dBFS never have a note (a fixed gate: --gate-db sets it and turns the floor-relative gate off)."),
-        .number("pitch.gate_above_noise_floor_db", \.pitch.gateAboveNoiseFloorDecibels, 0...40, "dB", "Windows less than this far above the input's own noise floor (tracked: down at once, up by 0.5 dB/s) have no note; 0 turns this gate off."),
+        .number("pitch.gate_above_noise_floor_db", \.pitch.gateAboveNoiseFloorDecibels, 0...40, "dB", "Windows less than this far above the input's own noise floor (the least noise a window held, down at once, up by 0.5 dB/s; a window's noise is what the period read in it does not explain, so a steady tone is no floor) have no note; 0 turns this gate off."),
         .number("pitch.percussive_decay_db_per_second", \.pitch.percussiveDecayDecibelsPerSecond, 5...1000, "dB/s", "Windows whose energy falls faster than this (a drum, a note ending) have no note; above 400 Hz the limit grows in proportion to the pitch."),
         .number("pitch.reference_hz", \.pitch.referenceHz, 415...466, "Hz", "Reference pitch of A4 for note names and cents."),
         .flag("rhythm.enabled", \.rhythm.enabled, "Detect onsets, tempo and beats on every hop."),

@@ -96,9 +96,10 @@ struct PitchDetector: ~Copyable {
     /// rectifier has only even harmonics (`mainsHumMultiples`). A steady tone is not noise
     /// (`noiseFloorMeanSquare`), so its frequency is all that tells hum from a held note.
     static let mainsFrequenciesHz: (Float, Float) = (50, 60)
-    /// The mains frequency and twice it: in tune at A4 = 415…446 Hz no note lies within 20 cents
-    /// of 50, 60, 100 or 120 Hz (G1/G2 +35 ¢, A♯/B ±50 ¢ at 440); 150 Hz and up lie near notes
-    /// (250 Hz is B3 in tune at A4 = 443 Hz).
+    /// The mains frequency and twice it: at A4 = 440 Hz the nearest notes lie 35 cents (G1, G2)
+    /// and 50 cents (A♯, B) away, and no note in tune at A4 = 430…446 Hz (or 415 Hz) lies within
+    /// `mainsHumToleranceCents` of 50, 60, 100 or 120 Hz; from 150 Hz up the multiples lie near
+    /// notes (250 Hz is B3 in tune at A4 = 443 Hz).
     static let mainsHumMultiples: Float = 2
     /// How far from a mains frequency (or twice it) a reading is still hum: the grid's frequency
     /// stays within ±0.2 Hz of 50 Hz in normal operation (±6.9 ¢), plus the reading's error
