@@ -5,8 +5,8 @@ import SpectrumCore
 /// Fundamental frequency by normalised autocorrelation (seed 000's tuner; the correlation
 /// itself is `NormalisedAutocorrelation`).
 ///
-/// Each hop: gates (silence, the input's noise floor, a fast decay), the first key maximum of
-/// the correlation of the long window (2.2 periods of the lowest note) and the reading of a
+/// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay), the first key
+/// maximum of the correlation of the long window (2.2 periods of the lowest note) and the reading of a
 /// short window (2.2 periods of 150 Hz, the newest 14.7 ms), one scored octave decision among
 /// the first key maximum, its octave below (or the held note there), its octave above (a note
 /// plus a mutation) and the short window's reading (`OctaveDecision`), the period by parabolic
@@ -86,9 +86,9 @@ struct PitchDetector: ~Copyable {
     /// falls to the input's floor at its first quieter window (the silence before playing, a
     /// gap between notes).
     static let initialNoiseFloorDecibels: Float = -66
-    /// How fast the floor may rise: slowly, so a note held for 20 s in a hiss 16 dB under it
-    /// still clears a 6 dB gate when the hiss was the quietest the input had been; a steady
-    /// hiss louder than the floor is reached within a minute and stays gated from then on.
+    /// How fast the floor may rise: slowly, so windows that are all noise to the tuner for a
+    /// moment (an attack, a chord, a drum hit) do not lift it; a steady hiss 30 dB louder than
+    /// the floor is reached within a minute and stays gated from then on.
     static let noiseFloorRiseDecibelsPerSecond = 0.5
     /// Mains hum is what a reading at a mains frequency is: 50 Hz (Europe, Asia, Africa,
     /// Australia) or 60 Hz (the Americas, part of Japan). A hum's wave repeats at the mains
