@@ -264,6 +264,7 @@ import Testing
         (["--input", "kick", "--connect", "system:capture_1"], "--connect: cannot be combined with --input"),
         (["--midi-clock", "--midi-clock-connect", "nosuch:port"], "MIDI clock destination: no JACK port named 'nosuch:port'"),
         (["--midi-clock-connect", "system:playback_1"], "--midi-clock-connect: expected --midi-clock as well"),
+        (["--no-connect", "--midi-clock", "--midi-clock-connect", "system:playback_1"], "--no-connect: expected either --midi-clock-connect or --no-connect"),
     ])
     func badOptionsGiveOneLineAndANonZeroExit(arguments: [String], expected: String) throws {
         let server = try PrivateJackServer()
