@@ -77,7 +77,7 @@ struct MidiClockPort {
         #expect(restarted, "\(String(describing: client.status().midiClock))")
     }
 
-    @Test("midi_clock's connections survive a server restart: the destination connected by hand is back when its client returns and the clock flows to it again; the one disconnected by hand is not")
+    @Test("midi_clock's connections survive its destination's client restarting and a server restart: the destination connected by hand is back when its client returns and the clock flows to it again; the one disconnected by hand is not")
     func clockConnectionsSurviveRestart() async throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
@@ -95,6 +95,14 @@ struct MidiClockPort {
         #expect(remembered, "remembered \(client.rememberedMidiClockDestinations())")
         // The input connections are remembered apart: none here.
         #expect(client.rememberedConnections().isEmpty)
+        // The synth quits (its port disconnected, then gone: not a disconnection by hand) and
+        // starts again while the server runs: connected again as soon as its port appears.
+        synth.stop()
+        try await Task.sleep(for: .milliseconds(Int(ConnectionMemory.forgetDelaySeconds * 3000)))
+        #expect(client.rememberedMidiClockDestinations() == [synth.inputPortName])
+        synth = try JackMidiDump(server: server, name: "synth")
+        #expect(await eventually(within: 5) { server.connections(of: "spectrum:midi_clock") == [synth.inputPortName] },
+                "after the synth came back: \(server.connections(of: "spectrum:midi_clock"))")
 
         // The server restarts; both peers come back after spectrum has reconnected.
         synth.stop()
