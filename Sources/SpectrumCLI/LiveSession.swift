@@ -51,7 +51,7 @@ final class LiveSession: @unchecked Sendable {
     /// `inputs`: the named inputs (`--input`); empty for the one unnamed input. Named inputs
     /// connect only their own sources.
     init(jack: JackOptions, inputs: [LiveInput] = [], analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil,
-         midiClock: Bool = false, link linkMode: LinkMode = .off) throws {
+         midiClock: Bool = false, midiClockDestinations: [String] = [], link linkMode: LinkMode = .off) throws {
         var configuration = LiveConfiguration()
         configuration.clientName = jack.name
         configuration.serverName = jack.server
@@ -61,6 +61,7 @@ final class LiveSession: @unchecked Sendable {
         configuration.analysis = analysis
         configuration.reconnects = !jack.noReconnect
         configuration.midiClock = midiClock
+        configuration.midiClockDestinations = midiClockDestinations
         let client = try LiveClient(configuration: configuration)
         self.client = client
         let latest = self.latest

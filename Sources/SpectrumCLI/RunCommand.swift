@@ -83,6 +83,9 @@ struct RunCommand: ParsableCommand {
         if !inputTexts.isEmpty && jack.channels > 1 && inputTexts.count * jack.channels > LiveConfiguration.maximumChannelCount {
             throw ValidationError("--input: \(inputTexts.count) inputs of \(jack.channels) channels, expected at most \(LiveConfiguration.maximumChannelCount) ports in all")
         }
+        if jack.noConnect && !tempoOut.midiClockDestinations.isEmpty {
+            throw ValidationError("--no-connect: expected either --midi-clock-connect or --no-connect, got both")
+        }
         if let control, Self.controlEndpoint(control) == nil {
             throw ValidationError("--control \(control): expected [HOST:]PORT with a port from 1 to 65535, e.g. 7771 or 127.0.0.1:7771")
         }
@@ -137,6 +140,7 @@ struct RunCommand: ParsableCommand {
             let controlEndpoint = control.flatMap(Self.controlEndpoint)
             let web = http.flatMap(Self.controlEndpoint).map { LiveSession.WebOptions(host: $0.host, port: Int($0.port), control: controlEndpoint) }
             session = try LiveSession(jack: jack, inputs: try inputs(presetPath: presetOptions.presetPath()), analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
+                                     midiClockDestinations: tempoOut.midiClockDestinations,
                                      link: tempoOut.link ? (tempoOut.linkLead ? .lead : .follow) : .off)
         } catch {
             managed?.refuse(.general, "\(error)")
@@ -195,7 +199,8 @@ struct RunCommand: ParsableCommand {
             lines.append("spectrum: web view at \(web.url) (OSCQuery on the same port)")
         }
         if let midiClockPort = client.midiClockPortName {
-            lines.append("spectrum: MIDI clock on \(midiClockPort) (starts on the first downbeat once the tempo locks)")
+            let destinations = tempoOut.midiClockDestinations.isEmpty ? "" : " to \(tempoOut.midiClockDestinations.joined(separator: ", "))"
+            lines.append("spectrum: MIDI clock on \(midiClockPort)\(destinations) (starts on the first downbeat once the tempo locks)")
         }
         if session.link != nil {
             lines.append("spectrum: Ableton Link peer" + (tempoOut.linkLead ? ", taking the lead of the session" : ", following a running session's tempo (--link-lead takes it over)"))

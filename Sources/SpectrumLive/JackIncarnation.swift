@@ -181,26 +181,48 @@ final class JackIncarnation: @unchecked Sendable {
             defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
             for source in LiveClient.strings(list) {
                 jack_disconnect(client, source, jack_port_name(port))
-                removed.append(ConnectionMemory.Connection(source: source, inputIndex: index))
+                removed.append(.input(index, from: source))
             }
         }
         return removed
     }
 
-    /// `jack_connect` source → our port `inputIndex` (flattened); 0 or EEXIST is success, else
-    /// JACK's code (EINVAL for an empty slot).
+    /// `jack_connect` in the connection's direction (peer → our input port, our MIDI clock →
+    /// peer); 0 or EEXIST is success, else JACK's code (EINVAL for a port we do not have: an
+    /// empty slot, no MIDI clock).
     @discardableResult
     func connect(_ connection: ConnectionMemory.Connection) -> Int32 {
-        guard portNamesByIndex.indices.contains(connection.inputIndex), let destination = portNamesByIndex[connection.inputIndex] else { return EINVAL }
-        let code = jack_connect(client, connection.source, destination)
+        guard let ours = portName(connection.port) else { return EINVAL }
+        let code = switch connection.port {
+        case .input: jack_connect(client, connection.peer, ours)
+        case .midiClock: jack_connect(client, ours, connection.peer)
+        }
         return code == EEXIST ? 0 : code
     }
 
-    func sourceExists(_ source: String) -> Bool { jack_port_by_name(client, source) != nil }
+    /// Full name of our port `port` in this life; nil when it is not registered.
+    func portName(_ port: ConnectionMemory.Connection.Port) -> String? {
+        switch port {
+        case .input(let index): portNamesByIndex.indices.contains(index) ? portNamesByIndex[index] : nil
+        case .midiClock: midiClockPortName
+        }
+    }
+
+    func peerExists(_ peer: String) -> Bool { jack_port_by_name(client, peer) != nil }
 
     func isConnected(_ connection: ConnectionMemory.Connection) -> Bool {
-        guard (0..<context.pointee.portCount).contains(connection.inputIndex), let port = context.pointee.ports[connection.inputIndex].load(ordering: .acquiring) else { return false }
-        return jack_port_connected_to(port, connection.source) != 0
+        guard let port = portHandle(connection.port) else { return false }
+        return jack_port_connected_to(port, connection.peer) != 0
+    }
+
+    /// This life's handle of our port `port` (nil when it is not registered).
+    private func portHandle(_ port: ConnectionMemory.Connection.Port) -> OpaquePointer? {
+        switch port {
+        case .input(let index):
+            (0..<context.pointee.portCount).contains(index) ? context.pointee.ports[index].load(ordering: .acquiring) : nil
+        case .midiClock:
+            context.pointee.midiClockPort
+        }
     }
 
     /// The source ports connected to each of our registered ports (in `portNames` order).
@@ -245,14 +267,22 @@ final class JackIncarnation: @unchecked Sendable {
         if jack_port_is_mine(client, portB) != 0 { (ours, other) = (portB, portA) }
         else if jack_port_is_mine(client, portA) != 0 { (ours, other) = (portA, portB) }
         else { return }
-        guard let inputIndex = (0..<context.pointee.portCount).first(where: { context.pointee.ports[$0].load(ordering: .acquiring) == ours }) else { return }
-        let connection = ConnectionMemory.Connection(source: String(cString: jack_port_name(other)), inputIndex: inputIndex)
+        let port: ConnectionMemory.Connection.Port
+        if ours == context.pointee.midiClockPort {
+            port = .midiClock
+        } else if let inputIndex = (0..<context.pointee.portCount).first(where: { context.pointee.ports[$0].load(ordering: .acquiring) == ours }) {
+            port = .input(inputIndex)
+        } else {
+            return
+        }
+        let connection = ConnectionMemory.Connection(port: port, peer: String(cString: jack_port_name(other)))
         graphEvents.post(connected ? .connected(connection) : .disconnected(connection))
     }
 
+    /// Any other client's port, of either direction: outputs may be sources of our inputs,
+    /// inputs destinations of our MIDI clock.
     fileprivate func portRegistered(_ id: jack_port_id_t) {
-        guard let port = jack_port_by_id(client, id), jack_port_is_mine(client, port) == 0,
-              Int32(jack_port_flags(port)) & Int32(JackPortIsOutput.rawValue) != 0 else { return }
+        guard let port = jack_port_by_id(client, id), jack_port_is_mine(client, port) == 0 else { return }
         graphEvents.post(.appeared(String(cString: jack_port_name(port))))
     }
 
@@ -274,7 +304,7 @@ private func liveGraphPortConnected(_ first: jack_port_id_t, _ second: jack_port
     Unmanaged<JackIncarnation>.fromOpaque(argument).takeUnretainedValue().portConnectionChanged(first, second, connected: connect != 0)
 }
 
-/// `jack_set_port_registration_callback`: a source port that appears may be remembered.
+/// `jack_set_port_registration_callback`: a peer port that appears may be remembered.
 private func liveGraphPortRegistered(_ id: jack_port_id_t, _ registered: Int32, _ argument: UnsafeMutableRawPointer?) {
     guard let argument, registered != 0 else { return }
     Unmanaged<JackIncarnation>.fromOpaque(argument).takeUnretainedValue().portRegistered(id)

@@ -8,12 +8,13 @@ import Synchronization
 /// Keeps the JACK client alive across server restarts, on a thread of its own (never a JACK
 /// thread; JACK forbids calling the server from its callbacks):
 /// - applies the graph events (connections made and removed, ports that appear) to the
-///   remembered connections, and connects a remembered source as soon as its port appears;
+///   remembered connections (of the inputs and of the MIDI clock), and connects a remembered
+///   peer (a source, or a clock destination) as soon as its port appears;
 /// - when the shutdown callback has flagged the client dead: closes it with a time bound
 ///   (jack2 #395: close can hang after many restarts; past `closeTimeoutSeconds` it is
 ///   abandoned), then opens a new one with back-off (100 ms rising to 2 s, forever), with a
 ///   fresh analyser at the server's rate, re-registers the ports, activates, and makes every
-///   remembered connection whose source exists.
+///   remembered connection whose peer exists.
 ///
 /// Owns the current `JackIncarnation`; `LiveClient` owns the memory that outlives it.
 /// Thread-safe; not real-time code.
@@ -163,9 +164,9 @@ final class JackSupervisor: @unchecked Sendable {
         state.withLock { state in
             let alive = !counters.pointee.shutDown.load(ordering: .acquiring) ? state.incarnation : nil
             for (index, source) in sources.enumerated() {
-                let connection = ConnectionMemory.Connection(source: source, inputIndex: slot * channels + index % channels)
+                let connection = ConnectionMemory.Connection.input(slot * channels + index % channels, from: source)
                 state.memory.remember(connection)
-                if let alive, alive.sourceExists(source) { alive.connect(connection) }
+                if let alive, alive.peerExists(source) { alive.connect(connection) }
             }
         }
     }
@@ -232,7 +233,7 @@ final class JackSupervisor: @unchecked Sendable {
                 for connection in wanted where !alive.isConnected(connection) { alive.connect(connection) }
             }
             guard let alive, !state.memory.pendingDisconnections.isEmpty else { return }
-            state.memory.judgeDisconnections(nowSeconds: now, sourceExists: alive.sourceExists, isConnected: alive.isConnected)
+            state.memory.judgeDisconnections(nowSeconds: now, peerExists: alive.peerExists, isConnected: alive.isConnected)
         }
     }
 
@@ -278,7 +279,7 @@ final class JackSupervisor: @unchecked Sendable {
 
     /// One attempt: open; a fresh analyser at the server's rate (the audio is discontinuous, and
     /// the rate or period may have changed); ports and callbacks; activate; then every
-    /// remembered connection whose source exists (the others are made when their ports appear).
+    /// remembered connection whose peer exists (the others are made when their ports appear).
     private func openNextIncarnation() throws(LiveClientError) {
         membership.lock()
         defer { membership.unlock() }
@@ -308,7 +309,7 @@ final class JackSupervisor: @unchecked Sendable {
             state.lostSinceSeconds = nil
             state.lastReconnectError = nil
             state.reconnections += 1
-            for connection in state.memory.remembered where incarnation.sourceExists(connection.source) {
+            for connection in state.memory.remembered where incarnation.peerExists(connection.peer) {
                 incarnation.connect(connection)
             }
         }

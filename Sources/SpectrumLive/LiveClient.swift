@@ -140,7 +140,10 @@ public final class LiveClient: @unchecked Sendable {
             guard code == 0 else {
                 incarnation.close()
                 abandon()
-                throw LiveClientError(.connectionFailed, "cannot connect \(connection.source) to \(incarnation.portNamesByIndex[connection.inputIndex] ?? "input \(connection.inputIndex)") (JACK error \(code)): the source must be an audio output port (list them with `jack_lsp -t -p`)")
+                let ours = incarnation.portName(connection.port) ?? "\(connection.port)"
+                throw LiveClientError(.connectionFailed, connection.port == .midiClock
+                    ? "cannot connect \(ours) to \(connection.peer) (JACK error \(code)): the destination must be a MIDI input port (list them with `jack_lsp -t -p`)"
+                    : "cannot connect \(connection.peer) to \(ours) (JACK error \(code)): the source must be an audio output port (list them with `jack_lsp -t -p`)")
             }
         }
 
@@ -148,7 +151,7 @@ public final class LiveClient: @unchecked Sendable {
         self.clientNameWasChanged = incarnation.name != configuration.clientName
         self.channelCount = configuration.channelCount
         self.midiClockPortName = incarnation.midiClockPortName
-        self.connectedSources = plan.map(\.source)
+        self.connectedSources = plan.filter { $0.inputIndex != nil }.map(\.peer)
         self.frames = ring
         self.beatStorage = beats
         self.counters = counters
@@ -333,10 +336,16 @@ public final class LiveClient: @unchecked Sendable {
         supervisor.withLiveIncarnation { $0.connections() } ?? portNames.map { _ in [] }
     }
 
-    /// The connections made again after a server restart, or when their source port appears:
-    /// (source port, index of our input port), oldest first. Not real-time safe.
+    /// The input connections made again after a server restart, or when their source port
+    /// appears: (source port, index of our input port), oldest first. Not real-time safe.
     public func rememberedConnections() -> [(source: String, inputIndex: Int)] {
-        supervisor.rememberedConnections().map { ($0.source, $0.inputIndex) }
+        supervisor.rememberedConnections().compactMap { connection in connection.inputIndex.map { (connection.peer, $0) } }
+    }
+
+    /// The MIDI clock's destination ports, remembered like the input connections (made again
+    /// after a server restart, or when the port appears), oldest first. Not real-time safe.
+    public func rememberedMidiClockDestinations() -> [String] {
+        supervisor.rememberedConnections().filter { $0.port == .midiClock }.map(\.peer)
     }
 
     // MARK: Internals
@@ -371,7 +380,8 @@ public final class LiveClient: @unchecked Sendable {
     }
 
     /// The connections to make at start (by flattened port index): `connections` over the
-    /// inputs' ports in order, then each named input's own sources.
+    /// inputs' ports in order, then each named input's own sources, then the MIDI clock's
+    /// destinations.
     private static func connectionPlan(_ configuration: LiveConfiguration, client: OpaquePointer) throws(LiveClientError) -> [ConnectionMemory.Connection] {
         let channels = configuration.channelCount
         // The ports of the inputs there are (flattened indices), in order.
@@ -383,19 +393,27 @@ public final class LiveClient: @unchecked Sendable {
             break
         case .physicalCapture:
             let physical = ports(client, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue))
-            plan = zip(physical, portIndices).map { ConnectionMemory.Connection(source: $0, inputIndex: $1) }
+            plan = zip(physical, portIndices).map { ConnectionMemory.Connection.input($1, from: $0) }
         case .ports(let sources):
             for (index, source) in sources.enumerated() {
                 try checkSource(source, client: client)
-                plan.append(ConnectionMemory.Connection(source: source, inputIndex: portIndices[index % portIndices.count]))
+                plan.append(.input(portIndices[index % portIndices.count], from: source))
             }
         }
         for (slot, input) in configuration.inputs.enumerated() {
             for (index, source) in input.sources.enumerated() {
                 try checkSource(source, client: client)
-                let connection = ConnectionMemory.Connection(source: source, inputIndex: slot * channels + index % channels)
+                let connection = ConnectionMemory.Connection.input(slot * channels + index % channels, from: source)
                 if !plan.contains(connection) { plan.append(connection) }
             }
+        }
+        if !configuration.midiClockDestinations.isEmpty && !configuration.midiClock {
+            throw LiveClientError(.invalidConfiguration, "MIDI clock destinations given without the MIDI clock (--midi-clock-connect needs --midi-clock)")
+        }
+        for destination in configuration.midiClockDestinations {
+            try checkMidiClockDestination(destination, client: client)
+            let connection = ConnectionMemory.Connection.midiClock(to: destination)
+            if !plan.contains(connection) { plan.append(connection) }
         }
         return plan
     }
@@ -414,8 +432,21 @@ public final class LiveClient: @unchecked Sendable {
         }
     }
 
-    private static func ports(_ client: OpaquePointer, flags: UInt) -> [String] {
-        guard let list = jack_get_ports(client, nil, audioPortType, flags) else { return [] }
+    /// Throws one line when `destination` is not a MIDI input port of the server.
+    private static func checkMidiClockDestination(_ destination: String, client: OpaquePointer) throws(LiveClientError) {
+        let port = jack_port_by_name(client, destination)
+        let isMidiInput = port.map { Int32(jack_port_flags($0)) & Int32(JackPortIsInput.rawValue) != 0 && String(cString: jack_port_type($0)) == midiPortType } ?? false
+        guard !isMidiInput else { return }
+        let existing = ports(client, type: midiPortType, flags: UInt(JackPortIsInput.rawValue))
+        let shown = existing.prefix(6).joined(separator: ", ")
+        let more = existing.count > 6 ? ", … (\(existing.count) in all)" : ""
+        let list = existing.isEmpty ? "the server has no MIDI input ports" : "MIDI inputs are: \(shown)\(more)"
+        let problem = port == nil ? "no JACK port named '\(destination)'" : "'\(destination)' is not a MIDI input port"
+        throw LiveClientError(port == nil ? .missingPort : .connectionFailed, "MIDI clock destination: \(problem): \(list) (list them with `jack_lsp -t -p`)")
+    }
+
+    private static func ports(_ client: OpaquePointer, type: String = audioPortType, flags: UInt) -> [String] {
+        guard let list = jack_get_ports(client, nil, type, flags) else { return [] }
         defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
         return strings(list)
     }

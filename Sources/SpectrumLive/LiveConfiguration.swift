@@ -35,8 +35,13 @@ public struct LiveConfiguration: Sendable, Equatable {
     /// then tells the caller to stop).
     public var reconnects: Bool = true
     /// A JACK MIDI output port `midi_clock` sending MIDI clock from the beat grid
-    /// (`--midi-clock`; see `MidiClockScheduler`). Re-registered after a server restart.
+    /// (`--midi-clock`; see `MidiClockScheduler`). Re-registered after a server restart, its
+    /// connections restored like the inputs'.
     public var midiClock: Bool = false
+    /// MIDI input ports the clock is connected to at start (`--midi-clock-connect`, full names
+    /// such as `a2j:Midi Through [14] (playback): Midi Through Port-0`); remembered like every
+    /// connection. Needs `midiClock`.
+    public var midiClockDestinations: [String] = []
 
     public init() {}
 

@@ -262,6 +262,9 @@ import Testing
         (["--input", "kick="], "--input kick=: expected NAME=SOURCE_PORT"),
         (["--input", "kick=nosuch:port"], "no JACK port named 'nosuch:port'"),
         (["--input", "kick", "--connect", "system:capture_1"], "--connect: cannot be combined with --input"),
+        (["--midi-clock", "--midi-clock-connect", "nosuch:port"], "MIDI clock destination: no JACK port named 'nosuch:port'"),
+        (["--midi-clock-connect", "system:playback_1"], "--midi-clock-connect: expected --midi-clock as well"),
+        (["--no-connect", "--midi-clock", "--midi-clock-connect", "system:playback_1"], "--no-connect: expected either --midi-clock-connect or --no-connect"),
     ])
     func badOptionsGiveOneLineAndANonZeroExit(arguments: [String], expected: String) throws {
         let server = try PrivateJackServer()

@@ -20,24 +20,17 @@ struct MidiClockCommandTests {
         let fast = try ToneClient(serverName: server.name, clientName: "click128", amplitude: 0,
                                   loop: TestSignals.clickTrain(bpm: 128, sampleRateHz: 48_000, seconds: 7.03125).samples)
         defer { fast.stop() }
-        let osc = OSCReceiver()
-        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--connect", slow.outputPortName, "--connect", fast.outputPortName,
-                                            "--midi-clock", "--osc", "127.0.0.1:\(osc.port)", "--duration", "52", "--quiet"])
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, (try? server.listPorts())?.contains("spectrum:midi_clock") != true { usleep(20_000) }
-        try #require(try server.listPorts().contains("spectrum:midi_clock"), "no spectrum:midi_clock after 10 s")
         let dump = try JackMidiDump(server: server)
         defer { dump.stop() }
         let receiver = try JackMidiClockDump(server: server)
         defer { receiver.stop() }
-        // jack_connect itself failed once under heavy load (exit 1, ports present): a few tries.
-        func connect(_ destination: String) throws {
-            for attempt in 1...5 {
-                do { return try server.connect("spectrum:midi_clock", destination) } catch where attempt < 5 { usleep(200_000) }
-            }
-        }
-        try connect(dump.inputPortName)
-        try connect(receiver.inputPortName)
+        let osc = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--connect", slow.outputPortName, "--connect", fast.outputPortName,
+                                            "--midi-clock", "--midi-clock-connect", dump.inputPortName, "--midi-clock-connect", receiver.inputPortName,
+                                            "--osc", "127.0.0.1:\(osc.port)", "--duration", "52", "--quiet"])
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, Set(server.connections(of: "spectrum:midi_clock")) != [dump.inputPortName, receiver.inputPortName] { usleep(20_000) }
+        #expect(Set(server.connections(of: "spectrum:midi_clock")) == [dump.inputPortName, receiver.inputPortName], "--midi-clock-connect")
 
         let started = Date()
         func wait(until seconds: Double) { osc.receive(timeoutSeconds: seconds + 1) { Date().timeIntervalSince(started) >= seconds } }
@@ -49,7 +42,7 @@ struct MidiClockCommandTests {
         wait(until: 53)
         let result = try #require(spectrum.waitForExit(within: 20), "spectrum did not stop")
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardError.contains("MIDI clock on spectrum:midi_clock"))
+        #expect(result.standardError.contains("MIDI clock on spectrum:midi_clock to \(dump.inputPortName), \(receiver.inputPortName)"))
         let events = dump.stopAndReadEvents()
         let lines = receiver.stopAndReadLines()
 

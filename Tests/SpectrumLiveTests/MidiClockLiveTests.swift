@@ -76,5 +76,81 @@ struct MidiClockPort {
         }
         #expect(restarted, "\(String(describing: client.status().midiClock))")
     }
+
+    @Test("midi_clock's connections survive its destination's client restarting and a server restart: the destination connected by hand is back when its client returns and the clock flows to it again; the one disconnected by hand is not")
+    func clockConnectionsSurviveRestart() async throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        var configuration = liveConfiguration(server: server)
+        configuration.midiClock = true
+        let client = try LiveClient(configuration: configuration)
+        defer { client.stop() }
+        var synth = try JackMidiDump(server: server, name: "synth")
+        var drums = try JackMidiDump(server: server, name: "drums")
+        // Patched by hand: the synth kept, the drums connected and then removed.
+        try server.connect("spectrum:midi_clock", synth.inputPortName)
+        try server.connect("spectrum:midi_clock", drums.inputPortName)
+        try server.disconnect("spectrum:midi_clock", drums.inputPortName)
+        let remembered = await eventually(within: 5) { client.rememberedMidiClockDestinations() == [synth.inputPortName] }
+        #expect(remembered, "remembered \(client.rememberedMidiClockDestinations())")
+        // The input connections are remembered apart: none here.
+        #expect(client.rememberedConnections().isEmpty)
+        // The synth quits (its port disconnected, then gone: not a disconnection by hand) and
+        // starts again while the server runs: connected again as soon as its port appears.
+        synth.stop()
+        try await Task.sleep(for: .milliseconds(Int(ConnectionMemory.forgetDelaySeconds * 3000)))
+        #expect(client.rememberedMidiClockDestinations() == [synth.inputPortName])
+        synth = try JackMidiDump(server: server, name: "synth")
+        #expect(await eventually(within: 5) { server.connections(of: "spectrum:midi_clock") == [synth.inputPortName] },
+                "after the synth came back: \(server.connections(of: "spectrum:midi_clock"))")
+
+        // The server restarts; both peers come back after spectrum has reconnected.
+        synth.stop()
+        drums.stop()
+        try server.restart(signal: SIGKILL)
+        #expect(await eventually(within: 10) { client.status().reconnections == 1 }, "\(client.status().lastReconnectError ?? "no error")")
+        synth = try JackMidiDump(server: server, name: "synth")
+        drums = try JackMidiDump(server: server, name: "drums")
+        defer { drums.stop() }
+        let restored = await eventually(within: 5) { server.connections(of: "spectrum:midi_clock") == [synth.inputPortName] }
+        #expect(restored, "midi_clock connected to \(server.connections(of: "spectrum:midi_clock"))")
+        // The clock reaches the synth again.
+        let player = try clicks(server, into: "spectrum:in")
+        defer { player.stop() }
+        let ticking = await eventually(within: 30) { (client.status().midiClock?.ticks ?? 0) >= 48 }
+        #expect(ticking, "\(String(describing: client.status().midiClock))")
+        try await Task.sleep(for: .milliseconds(300))
+        let events = synth.stopAndReadEvents()
+        #expect(events.contains { $0.status == 0xFA } && events.filter { $0.status == 0xF8 }.count >= 24, "synth got \(events.count) events")
+        #expect(drums.stopAndReadEvents().isEmpty, "the port disconnected by hand got the clock")
+    }
+
+    @Test("midiClockDestinations connects the clock at start and is remembered; a bad name fails with one line naming it")
+    func connectsClockAtStart() async throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let synth = try JackMidiDump(server: server, name: "synth")
+        defer { synth.stop() }
+        var configuration = liveConfiguration(server: server)
+        configuration.midiClock = true
+        configuration.midiClockDestinations = [synth.inputPortName]
+        let client = try LiveClient(configuration: configuration)
+        #expect(server.connections(of: "spectrum:midi_clock") == [synth.inputPortName])
+        #expect(client.rememberedMidiClockDestinations() == [synth.inputPortName])
+        client.stop()
+
+        for (destination, expected) in [("nosuch:port", "no JACK port named 'nosuch:port': MIDI inputs are: synth:input"),
+                                         ("system:capture_1", "'system:capture_1' is not a MIDI input port")] {
+            configuration.midiClockDestinations = [destination]
+            do {
+                _ = try LiveClient(configuration: configuration)
+                Issue.record("\(destination): accepted")
+            } catch {
+                let line = String(describing: error)
+                #expect(line.contains(expected) && !line.contains("\n"), "\(line)")
+            }
+        }
+        #expect(!(try server.listPorts()).contains("spectrum:"), "a refused client left ports behind")
+    }
 }
 }

@@ -8,8 +8,8 @@ import SpectrumCore
 @Suite("Remembered connections")
 struct ConnectionMemoryTests {
     typealias Connection = ConnectionMemory.Connection
-    let capture = Connection(source: "system:capture_1", inputIndex: 0)
-    let player = Connection(source: "player:out", inputIndex: 0)
+    let capture = Connection.input(0, from: "system:capture_1")
+    let player = Connection.input(0, from: "player:out")
 
     @Test("A connection made by anyone is remembered once")
     func remembersConnections() {
@@ -25,9 +25,9 @@ struct ConnectionMemoryTests {
         var memory = ConnectionMemory()
         _ = memory.apply(.connected(capture), nowSeconds: 0)
         _ = memory.apply(.disconnected(capture), nowSeconds: 10)
-        memory.judgeDisconnections(nowSeconds: 10 + ConnectionMemory.forgetDelaySeconds / 2, sourceExists: { _ in true }, isConnected: { _ in false })
+        memory.judgeDisconnections(nowSeconds: 10 + ConnectionMemory.forgetDelaySeconds / 2, peerExists: { _ in true }, isConnected: { _ in false })
         #expect(memory.remembered == [capture], "judged before the delay")
-        memory.judgeDisconnections(nowSeconds: 10 + ConnectionMemory.forgetDelaySeconds, sourceExists: { _ in true }, isConnected: { _ in false })
+        memory.judgeDisconnections(nowSeconds: 10 + ConnectionMemory.forgetDelaySeconds, peerExists: { _ in true }, isConnected: { _ in false })
         #expect(memory.remembered.isEmpty)
     }
 
@@ -36,7 +36,7 @@ struct ConnectionMemoryTests {
         var memory = ConnectionMemory()
         _ = memory.apply(.connected(player), nowSeconds: 0)
         _ = memory.apply(.disconnected(player), nowSeconds: 1)
-        memory.judgeDisconnections(nowSeconds: 5, sourceExists: { _ in false }, isConnected: { _ in false })
+        memory.judgeDisconnections(nowSeconds: 5, peerExists: { _ in false }, isConnected: { _ in false })
         #expect(memory.remembered == [player])
         #expect(memory.apply(.appeared("player:out"), nowSeconds: 6) == [player])
         #expect(memory.apply(.appeared("other:out"), nowSeconds: 6) == [])
@@ -47,12 +47,27 @@ struct ConnectionMemoryTests {
         var memory = ConnectionMemory()
         _ = memory.apply(.connected(capture), nowSeconds: 0)
         _ = memory.apply(.disconnected(capture), nowSeconds: 1)
-        memory.judgeDisconnections(nowSeconds: 5, sourceExists: { _ in true }, isConnected: { _ in true })
+        memory.judgeDisconnections(nowSeconds: 5, peerExists: { _ in true }, isConnected: { _ in true })
         #expect(memory.remembered == [capture])
         _ = memory.apply(.disconnected(capture), nowSeconds: 6)
         memory.serverLost()
-        memory.judgeDisconnections(nowSeconds: 10, sourceExists: { _ in true }, isConnected: { _ in false })
+        memory.judgeDisconnections(nowSeconds: 10, peerExists: { _ in true }, isConnected: { _ in false })
         #expect(memory.remembered == [capture])
+    }
+
+    @Test("The MIDI clock's destinations follow the same rule; removing an input forgets only that input's connections")
+    func remembersClockDestinations() {
+        let synth = Connection.midiClock(to: "synth:midi_in")
+        let drums = Connection.midiClock(to: "drums:midi_in")
+        var memory = ConnectionMemory()
+        for connection in [capture, synth, drums] { _ = memory.apply(.connected(connection), nowSeconds: 0) }
+        _ = memory.apply(.disconnected(synth), nowSeconds: 1)
+        _ = memory.apply(.disconnected(drums), nowSeconds: 1)
+        memory.judgeDisconnections(nowSeconds: 5, peerExists: { $0 == drums.peer }, isConnected: { _ in false })
+        #expect(memory.remembered == [capture, synth], "the synth's port vanished, the drums were disconnected by hand")
+        #expect(memory.apply(.appeared("synth:midi_in"), nowSeconds: 6) == [synth])
+        memory.forget(inputIndices: 0..<1)
+        #expect(memory.remembered == [synth])
     }
 
     @Test("A disconnection of something never remembered changes nothing")

@@ -37,6 +37,8 @@ LOCK_TOLERANCE = 50.0  # cents
 LOCK_FRAMES = 3
 TUNER_WINDOW = 2781    # Spectrum's pitch window at 48 kHz: 2.2 periods of 38 Hz
 STEADY_CENTS = 3.0     # a frame is steady when its measured pitch and its neighbours' span less than this
+SUBOCTAVE_DB = 20.0    # a note sounds an octave below its key when a partial at half the key's frequency is within this of its strongest (TimGM6mb's organ: 2–14 dB; the other organs: > 45 dB)
+LABEL_RULES = 1        # bump when a labelling rule changes; a cached corpus is relabelled (not re-rendered)
 # (name, file, part): the part on which parameters are chosen, and the held-out part.
 SOUNDFONTS = [
     ("FluidR3", "/usr/share/sounds/sf2/FluidR3_GM.sf2", "tuning"),
@@ -186,6 +188,48 @@ def measure_f0(x, on, off, nominal_hz):
     return measure_pitch(x[a:b], nominal_hz)
 
 
+def sounds_an_octave_below(segment, key_hz_):
+    """Whether a note sounds an octave below its key: its rendering holds a partial at half the
+    key's frequency within SUBOCTAVE_DB of the strongest of the partials at ½, 1, 2, 3 and 4
+    times the key's frequency (each the peak within ±60 cents, Hann window, FFT zero-padded ×8).
+    An organ's 16' rank does: the waveform's period is then twice the key's, and that is what a
+    tuner measures."""
+    length = len(segment)
+    size = 1 << int(math.ceil(math.log2(8 * length)))
+    magnitude = np.abs(np.fft.rfft(segment * np.hanning(length), size))
+
+    def peak(hz):
+        lo, hi = int(hz * 2 ** (-60 / 1200) * size / SR), int(hz * 2 ** (60 / 1200) * size / SR) + 1
+        return float(magnitude[lo:hi].max()) if hi < len(magnitude) else 0.0
+    strongest = max(peak(key_hz_ * k) for k in (0.5, 1, 2, 3, 4))
+    return strongest > 0 and peak(key_hz_ / 2) >= strongest * 10 ** (-SUBOCTAVE_DB / 20)
+
+
+def label_sounding_pitch(files):
+    """Labels every note of an instrument of a soundfont an octave below its key when most of
+    its sustained notes (isolated, so no other note rings into them) sound there
+    (`sounds_an_octave_below` over each note's scored part): a property of the sample, like a
+    16' organ stop. `written_hz` keeps the key's frequency; the measured pitches are redone."""
+    for sustained in [e for e in files if e["condition"] == "clean" and e["kind"] == "sustained" and e["instrument"] != SYNTHETIC]:
+        x = corpus.read_wav(sustained["path"])
+        below = [sounds_an_octave_below(x[int((n["on"] + 0.08) * SR):int((n["off"] - OFFSET_GUARD) * SR)], n.get("written_hz", n["hz"]))
+                 for n in sustained["notes"]]
+        if 2 * sum(below) <= len(below):
+            continue
+        for clean in [e for e in files if e["condition"] == "clean" and e["soundfont"] == sustained["soundfont"]
+                      and e["instrument"] == sustained["instrument"]]:
+            x = x if clean is sustained else corpus.read_wav(clean["path"])
+            for note in clean["notes"]:
+                if "written_hz" not in note:
+                    note["written_hz"], note["hz"] = note["hz"], note["hz"] / 2
+                    note["measured_hz"] = measure_f0(x, note["on"], note["off"], note["hz"])
+                    note["frame_references"] = frame_references(x, note)
+            base = clean["path"][:-len(".wav")]
+            for entry in files:
+                if entry["path"].startswith(base + "-"):
+                    entry["notes"] = clean["notes"]
+
+
 def frame_references(x, note):
     """[(frame time, Hz)] at every hop-aligned frame in the note's scored part: the pitch the
     clean rendering has over the window Spectrum's tuner reads for that frame (the newest
@@ -259,6 +303,11 @@ def build_corpus(work, quick, jobs):
             cached = json.load(handle)
         if cached.get("key") == key and all(os.path.exists(e["path"]) for e in cached["files"]):
             print(f"reusing the corpus in {work}", file=sys.stderr)
+            if cached.get("label_rules") != LABEL_RULES:
+                print("relabelling the cached corpus (labelling rules changed) ...", file=sys.stderr)
+                label_sounding_pitch(cached["files"])
+                with open(labels_path, "w") as handle:
+                    json.dump({"key": key, "label_rules": LABEL_RULES, "files": cached["files"]}, handle, indent=1)
             return cached["files"]
 
     for name in os.listdir(work):
@@ -323,8 +372,9 @@ def build_corpus(work, quick, jobs):
     corpus.write_wav(path, np.zeros(seconds * SR))
     for part in ("tuning", "held-out"):
         add(path, {"instrument": "silence", "kind": "no note", "soundfont": "–", "part": part, "notes": []}, "silence")
+    label_sounding_pitch(files)
     with open(labels_path, "w") as handle:
-        json.dump({"key": key, "files": files}, handle, indent=1)
+        json.dump({"key": key, "label_rules": LABEL_RULES, "files": files}, handle, indent=1)
     return files
 
 
@@ -598,8 +648,9 @@ def condition_rows():
     return rows
 
 
-def part_report(add, res, entries, part, names):
-    """The tables of one part (`tuning` or `held-out`) of the corpus."""
+def part_report(add, res, entries, part, names, written):
+    """The tables of one part (`tuning` or `held-out`) of the corpus; `written` holds the tools'
+    scores against the written keys (notes that sound an octave below their key not relabelled)."""
     S = names[0]
     in_part = lambda e: e["part"] == part and e["instrument"] != SYNTHETIC  # noqa: E731
     add("| condition | voiced frames | " + " | ".join(f"{t} ≤ 50 ¢ %" for t in names) + " |")
@@ -628,6 +679,10 @@ def part_report(add, res, entries, part, names):
             continue
         rest = {t: metrics(res[t], entries, lambda e, x=exclude: in_part(e) and not x(e)) for t in names}
         add(f"| octave errors, all conditions, without {label} | " + " | ".join(fmt(rest[t]["octave"], 2, " %") for t in names) + " | |")
+    if any(in_part(e) and "written_hz" in n for e in entries for n in e["notes"]):
+        against_keys = {t: metrics(written[t], entries, in_part) for t in names}
+        add("| octave errors, all conditions, against the written key (notes sounding an octave below their key not relabelled) | "
+            + " | ".join(fmt(against_keys[t]["octave"], 2, " %") for t in names) + " | |")
     add("| median \\|error\\| on steady frames of clean sustained notes, vs the frame's measured pitch | "
         + " | ".join(fmt(steady[t]["median_steady"], 2, " ¢") for t in names) + " | ≤ 0.7 ¢ |")
     add("| median \\|error\\|, clean, all reported frames, vs label | " + " | ".join(fmt(cleanm[t]["median"], 2, " ¢") for t in names) + " | |")
@@ -669,7 +724,18 @@ def part_report(add, res, entries, part, names):
         add(f"| {label} | {p[S]['voiced']} | " + " | ".join(fmt(p[t]["octave"], 2) for t in names) + " |")
 
 
-def report(entries, tools, command, elapsed, quick, loads, pyin_note, options=()):
+def relabelled_summary(clean_files):
+    """'N notes: soundfont instrument n, …' of the notes labelled an octave below their key."""
+    counts = {}
+    for e in clean_files:
+        n = sum(1 for note in e["notes"] if "written_hz" in note)
+        if n:
+            counts[f"{e['soundfont']} {e['instrument']}"] = counts.get(f"{e['soundfont']} {e['instrument']}", 0) + n
+    total = sum(counts.values())
+    return f"{total} notes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if total else "no note"
+
+
+def report(entries, tools, written, command, elapsed, quick, loads, pyin_note, options=()):
     names = list(tools)
     lines = []
     add = lines.append
@@ -701,7 +767,10 @@ def report(entries, tools, command, elapsed, quick, loads, pyin_note, options=()
         f"{', '.join(f'{c:+d}' for c in SUSTAINED_DETUNE)} cents by pitch bend (bend range 1 semitone, so a bend value v "
         "is exactly (v − 8192)/8192 × 100 cents); two melodies of 12 notes (0.25–0.7 s, legato or short gaps, leaps up "
         "to an octave; the second bent by ±7 or ±23 cents). Labels: MIDI note-on/off times and "
-        "440 × 2^((key − 69 + cents/100)/12) Hz. No-note files, one set per part: white and pink noise at −20 and "
+        "440 × 2^((key − 69 + cents/100)/12) Hz, halved for an instrument whose sustained notes mostly sound an octave below "
+        f"their key (a partial at half the key's frequency within {SUBOCTAVE_DB:.0f} dB of the strongest, measured on the clean "
+        "rendering: an organ's 16' rank; "
+        f"{relabelled_summary(clean_files)}). No-note files, one set per part: white and pink noise at −20 and "
         "−40 dBFS RMS, digital silence, and a GM drum pattern rendered with each soundfont.")
     add("")
     add("| instrument | family | GM program | range | notes per soundfont |")
@@ -735,11 +804,11 @@ def report(entries, tools, command, elapsed, quick, loads, pyin_note, options=()
     add("")
     add("Nothing in the tuner was chosen on these files.")
     add("")
-    part_report(add, tools, entries, "held-out", names)
+    part_report(add, tools, entries, "held-out", names, written)
     add("")
     add("### Tuning part (FluidR3 GM): where parameters are chosen")
     add("")
-    part_report(add, tools, entries, "tuning", names)
+    part_report(add, tools, entries, "tuning", names, written)
     synthetic = {t: metrics(tools[t], entries, lambda e: e["instrument"] == SYNTHETIC and e["condition"] == "clean") for t in names}
     add("")
     add("Synthetic control (harmonic tones E1–C7, exact truth), clean: median \\|error\\| "
@@ -813,7 +882,10 @@ def main():
                                **{f"{t} lock": tools[t][i]["locks"][k] for t in tools if tools[t][i] is not None}}
                               for k, n in enumerate(e["notes"])]}
                    for i, e in enumerate(entries)], handle, default=lambda v: None if v != v else v)
-    body = report(entries, tools, args.command.strip(), time.time() - started, args.quick,
+    by_key = [dict(e, notes=[dict(n, hz=n.get("written_hz", n["hz"])) for n in e["notes"]]) for e in entries]
+    written = {name: [None if f is None else score_file(e, f) for e, f in zip(by_key, per_file)]
+               for name, per_file in frames.items()}
+    body = report(entries, tools, written, args.command.strip(), time.time() - started, args.quick,
                   (load_start, os.getloadavg()[0]), pyin_note, args.spectrum_option)
     if args.no_doc:
         print(body)
