@@ -42,8 +42,7 @@ struct NormalisedAutocorrelation: ~Copyable {
         self.maximumLag = maximumLag
         windowFrames = Int((Self.windowPeriods * Double(maximumLag)).rounded(.up))
         // Linear (not circular) correlation up to lag maximumLag + 1 needs window + lag points.
-        var size = 1
-        while size < windowFrames + maximumLag + 2 { size <<= 1 }
+        let size = Self.fastFFTSize(atLeast: windowFrames + maximumLag + 2)
         fftSize = size
         input = fftwf_alloc_real(size)
         spectrum = fftwf_alloc_complex(size / 2 + 1)
@@ -53,6 +52,19 @@ struct NormalisedAutocorrelation: ~Copyable {
         spectrum.initialize(repeating: (0, 0), count: size / 2 + 1)
         signedSquares = RealtimeBuffer(count: maximumLag + 2)
         energyProducts = RealtimeBuffer(count: maximumLag + 2)
+    }
+
+    /// The smallest power of two, or nine times one, of at least `frames`: FFTW's estimated
+    /// plans transform 9·2ᵏ points nearly as fast as the power of two below (radix 3 twice),
+    /// so a window just over a power of two does not pay for twice the points (the short
+    /// window at 48 kHz needs 1,026: 1,152 points take ~2.2 µs for both transforms, 2,048
+    /// take ~4.4). Other sizes (3·2ᵏ, 5-smooth sizes such as 1,080 or 4,050) measured slower.
+    static func fastFFTSize(atLeast frames: Int) -> Int {
+        var power = 1
+        while power < frames { power <<= 1 }
+        var nineTimes = 9
+        while nineTimes < frames { nineTimes <<= 1 }
+        return min(power, nineTimes)
     }
 
     deinit {
