@@ -6,7 +6,8 @@ import SpectrumCore
 ///
 /// Per hop: the onset signal is log-compressed (`ln(1 + 10x)`), detrended (minus its mean over
 /// the last 2 s), and every lag's autocorrelation is updated recursively
-/// (`RunningAutocorrelation`, β = 1 − exp(−hop/τ), τ = `tempoMemorySeconds`); the hat band's
+/// (`RunningAutocorrelation`, β = 1 − exp(−hop/τ), τ = `tempoMemorySeconds`, or
+/// `Parameters.fadingMemorySeconds` while the shown tempo's evidence fades); the hat band's
 /// onset signal likewise, over one period of the slowest tempo.
 /// Every `estimateIntervalSeconds` a tempo estimate is read from it: the most salient period in
 /// the BPM range, then one scored decision among the periods related to it by 1, 2, ½, 3⁄2, ⅔,
@@ -60,6 +61,17 @@ struct TempoEstimator: ~Copyable {
         var boxWidthLags: Float = 1.3
         /// For the shown tempo (hysteresis: another period must be clearly better to take over).
         var shownBonus: Float = 0.1
+        /// When the shown tempo's comb salience falls below this share of the highest it has
+        /// had since it was agreed, its evidence is fading (the music changed tempo or stopped
+        /// repeating), and the autocorrelation forgets with `fadingMemorySeconds` instead of the
+        /// configured memory: with τ = 3 s a change's old period outweighed the new one for
+        /// ~3 s (docs/accuracy.md, tempo finding 11). 0.9 caught steady grooves' dips (two
+        /// tracks of the tuning part lost their lock), 0.85 one track's late lock.
+        var fadingSalienceShare: Float = 0.8
+        /// The autocorrelation's memory (s) while the shown tempo's evidence is fading: the new
+        /// period takes over ~1 s sooner; 0.7 was as fast on the tuning part but slower on
+        /// synthetic changes (more estimates without a tempo), 1.5 gained half as much.
+        var fadingMemorySeconds: Double = 1.0
     }
 
     /// The candidates' tempo ratios to the most salient period's tempo: 1, 2, ½, 3⁄2, ⅔, 3, ⅓,
@@ -93,6 +105,12 @@ struct TempoEstimator: ~Copyable {
     private let preferredMaximumBpm: Double
     private let minimumConfidence: Float
     private let step: Float
+    /// The recursion step while the shown tempo's evidence fades (τ = `fadingMemorySeconds`).
+    private let fadingStep: Float
+    /// The highest comb salience of the shown tempo since it was agreed (0: none shown).
+    private var shownSalienceHigh: Float = 0
+    /// The shown tempo `shownSalienceHigh` belongs to.
+    private var shownSalienceBpm: Float = 0
     /// The hat band's recursion step (τ = `hatMemorySeconds`).
     private let hatStep: Float
     private let estimateIntervalHops: Int
@@ -190,6 +208,7 @@ struct TempoEstimator: ~Copyable {
         lagCount = Int((Double(Self.combMultiples) * maximumLag).rounded(.up)) + 3
         minimumConfidence = Float(configuration.minimumConfidence)
         step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
+        fadingStep = max(step, Float(1 - exp(-hopSeconds / parameters.fadingMemorySeconds)))
         let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
@@ -225,6 +244,25 @@ struct TempoEstimator: ~Copyable {
         hopsUntilEstimate = estimateIntervalHops
         let estimate = estimateBpm()
         decide(estimate)
+        followFadingEvidence()
+    }
+
+    /// The autocorrelation's memory: the configured one while the shown tempo's comb salience
+    /// holds, `Parameters.fadingMemorySeconds` while it falls below
+    /// `Parameters.fadingSalienceShare` of its high since the tempo was agreed (a tempo change:
+    /// the old period's evidence would otherwise linger for the whole long memory). Real-time safe.
+    @_noLocks
+    private mutating func followFadingEvidence() {
+        guard agreedBpm > 0 else {
+            shownSalienceHigh = 0
+            onsetCorrelation.setStep(step)
+            return
+        }
+        let shown = salience(Float(60 * frameRateHz) / agreedBpm)
+        if abs(agreedBpm - shownSalienceBpm) > Self.agreementBpm { shownSalienceHigh = 0 }
+        shownSalienceBpm = agreedBpm
+        shownSalienceHigh = max(shownSalienceHigh, shown)
+        onsetCorrelation.setStep(shown < parameters.fadingSalienceShare * shownSalienceHigh ? fadingStep : step)
     }
 
     /// Normalised autocorrelation of the onset signal at a fractional lag (as of the last
@@ -564,6 +602,9 @@ struct TempoEstimator: ~Copyable {
         octaveLowered = false
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
+        shownSalienceHigh = 0
+        shownSalienceBpm = 0
+        onsetCorrelation.setStep(step)
     }
 
     /// Clears everything (as if just prepared). Real-time safe.
