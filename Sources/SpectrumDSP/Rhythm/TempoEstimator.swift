@@ -7,7 +7,8 @@ import SpectrumCore
 /// Per hop: the onset signal is log-compressed (`ln(1 + 10x)`), detrended (minus its mean over
 /// the last 2 s), and every lag's autocorrelation is updated recursively
 /// (`RunningAutocorrelation`, β = 1 − exp(−hop/τ), τ = `tempoMemorySeconds`, or
-/// `Parameters.fadingMemorySeconds` while the shown tempo's evidence fades); the hat band's
+/// `Parameters.fadingMemorySeconds` while the shown tempo's evidence fades, and
+/// `Parameters.fadingHoldSeconds` after); the hat band's
 /// onset signal likewise, over one period of the slowest tempo.
 /// Every `estimateIntervalSeconds` a tempo estimate is read from it: the most salient period in
 /// the BPM range, then one scored decision among the periods related to it by 1, 2, ½, 3⁄2, ⅔,
@@ -72,6 +73,13 @@ struct TempoEstimator: ~Copyable {
         /// period takes over ~1 s sooner; 0.7 was as fast on the tuning part but slower on
         /// synthetic changes (more estimates without a tempo), 1.5 gained half as much.
         var fadingMemorySeconds: Double = 1.0
+        /// How long (s) the short memory lasts after the evidence stops fading (it recovered, or
+        /// another tempo was agreed): an agreement reached while fading was read from bar lags
+        /// (2–4 beats) that still straddle the change, and funk's dotted-eighth pulse (4⁄3)
+        /// wins on the short lags if the memory turns long at once (docs/accuracy.md, tempo
+        /// finding 11). 0.5 (one estimate) re-locked the tuning part's changes in 2.9 / 4.3 s
+        /// (median / worst), 1.0 in 2.9 / 4.8 s, 1.5 and 2.0 in 2.9 / 5.3 s.
+        var fadingHoldSeconds: Double = 0.5
     }
 
     /// The candidates' tempo ratios to the most salient period's tempo: 1, 2, ½, 3⁄2, ⅔, 3, ⅓,
@@ -111,6 +119,12 @@ struct TempoEstimator: ~Copyable {
     private var shownSalienceHigh: Float = 0
     /// The shown tempo `shownSalienceHigh` belongs to.
     private var shownSalienceBpm: Float = 0
+    /// Estimates (with a tempo shown) left with the short memory: the fading one and
+    /// `fadingHoldEstimates` after it. The count pauses while no tempo is shown (and across a
+    /// dropped lock), so the first agreement after a drop still gets the rest of it.
+    private var fadingEstimatesLeft = 0
+    /// `Parameters.fadingHoldSeconds` in estimates.
+    private let fadingHoldEstimates: Int
     /// The hat band's recursion step (τ = `hatMemorySeconds`).
     private let hatStep: Float
     private let estimateIntervalHops: Int
@@ -209,6 +223,7 @@ struct TempoEstimator: ~Copyable {
         minimumConfidence = Float(configuration.minimumConfidence)
         step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
         fadingStep = max(step, Float(1 - exp(-hopSeconds / parameters.fadingMemorySeconds)))
+        fadingHoldEstimates = Int((parameters.fadingHoldSeconds / Self.estimateIntervalSeconds).rounded())
         let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
@@ -262,7 +277,12 @@ struct TempoEstimator: ~Copyable {
         if abs(agreedBpm - shownSalienceBpm) > Self.agreementBpm { shownSalienceHigh = 0 }
         shownSalienceBpm = agreedBpm
         shownSalienceHigh = max(shownSalienceHigh, shown)
-        onsetCorrelation.setStep(shown < parameters.fadingSalienceShare * shownSalienceHigh ? fadingStep : step)
+        if shown < parameters.fadingSalienceShare * shownSalienceHigh {
+            fadingEstimatesLeft = fadingHoldEstimates + 1
+        } else if fadingEstimatesLeft > 0 {
+            fadingEstimatesLeft -= 1
+        }
+        onsetCorrelation.setStep(fadingEstimatesLeft > 0 ? fadingStep : step)
     }
 
     /// Normalised autocorrelation of the onset signal at a fractional lag (as of the last
@@ -614,6 +634,7 @@ struct TempoEstimator: ~Copyable {
         onsetCorrelation.reset()
         hatCorrelation.reset()
         hatsAreALayer = false
+        fadingEstimatesLeft = 0
         fluxMean = 0
         fluxMeanSquare = 0
         fluxWeight = 0
