@@ -8,7 +8,9 @@ import SpectrumCore
 /// `init` allocates; the other methods are real-time safe.
 struct RunningAutocorrelation: ~Copyable {
     let lagCount: Int
-    private let step: Float
+    /// The recursion's β (1 − exp(−hop/τ)); `setStep` changes the memory on the fly (the
+    /// normaliser follows the same recursion, so the averages stay averages).
+    private(set) var step: Float
     /// Normaliser a lag must reach before it is read (its few first products, e.g. with the
     /// loud start of a signal, would otherwise count as a whole average).
     private let minimumWeight: Float
@@ -75,6 +77,10 @@ struct RunningAutocorrelation: ~Copyable {
         }
         return current
     }
+
+    /// Sets the recursion's β from the next hop on (a shorter memory forgets faster). Real-time safe.
+    @inline(__always) @_noLocks
+    mutating func setStep(_ newStep: Float) { step = newStep }
 
     /// The detrended value `age` hops ago (0: the newest; at most `lagCount − 1`). Real-time safe.
     @inline(__always) @_noLocks

@@ -6,7 +6,9 @@ import SpectrumCore
 ///
 /// Per hop: the onset signal is log-compressed (`ln(1 + 10x)`), detrended (minus its mean over
 /// the last 2 s), and every lag's autocorrelation is updated recursively
-/// (`RunningAutocorrelation`, β = 1 − exp(−hop/τ), τ = `tempoMemorySeconds`); the hat band's
+/// (`RunningAutocorrelation`, β = 1 − exp(−hop/τ), τ = `tempoMemorySeconds`, or
+/// `Parameters.fadingMemorySeconds` while the shown tempo's evidence fades, and
+/// `Parameters.fadingHoldSeconds` after); the hat band's
 /// onset signal likewise, over one period of the slowest tempo.
 /// Every `estimateIntervalSeconds` a tempo estimate is read from it: the most salient period in
 /// the BPM range, then one scored decision among the periods related to it by 1, 2, ½, 3⁄2, ⅔,
@@ -60,6 +62,24 @@ struct TempoEstimator: ~Copyable {
         var boxWidthLags: Float = 1.3
         /// For the shown tempo (hysteresis: another period must be clearly better to take over).
         var shownBonus: Float = 0.1
+        /// When the shown tempo's comb salience falls below this share of the highest it has
+        /// had since it was agreed, its evidence is fading (the music changed tempo or stopped
+        /// repeating), and the autocorrelation forgets with `fadingMemorySeconds` instead of the
+        /// configured memory: with τ = 3 s a change's old period outweighed the new one for
+        /// ~3 s (docs/accuracy.md, tempo finding 11). 0.9 caught steady grooves' dips (two
+        /// tracks of the tuning part lost their lock), 0.85 one track's late lock.
+        var fadingSalienceShare: Float = 0.8
+        /// The autocorrelation's memory (s) while the shown tempo's evidence is fading: the new
+        /// period takes over ~1 s sooner; 0.7 was as fast on the tuning part but slower on
+        /// synthetic changes (more estimates without a tempo), 1.5 gained half as much.
+        var fadingMemorySeconds: Double = 1.0
+        /// How long (s) the short memory lasts after the evidence stops fading (it recovered, or
+        /// another tempo was agreed): an agreement reached while fading was read from bar lags
+        /// (2–4 beats) that still straddle the change, and funk's dotted-eighth pulse (4⁄3)
+        /// wins on the short lags if the memory turns long at once (docs/accuracy.md, tempo
+        /// finding 11). 0.5 (one estimate) re-locked the tuning part's changes in 2.9 / 4.3 s
+        /// (median / worst), 1.0 in 2.9 / 4.8 s, 1.5 and 2.0 in 2.9 / 5.3 s.
+        var fadingHoldSeconds: Double = 0.5
     }
 
     /// The candidates' tempo ratios to the most salient period's tempo: 1, 2, ½, 3⁄2, ⅔, 3, ⅓,
@@ -93,6 +113,18 @@ struct TempoEstimator: ~Copyable {
     private let preferredMaximumBpm: Double
     private let minimumConfidence: Float
     private let step: Float
+    /// The recursion step while the shown tempo's evidence fades (τ = `fadingMemorySeconds`).
+    private let fadingStep: Float
+    /// The highest comb salience of the shown tempo since it was agreed (0: none shown).
+    private var shownSalienceHigh: Float = 0
+    /// The shown tempo `shownSalienceHigh` belongs to.
+    private var shownSalienceBpm: Float = 0
+    /// Estimates (with a tempo shown) left with the short memory: the fading one and
+    /// `fadingHoldEstimates` after it. The count pauses while no tempo is shown (and across a
+    /// dropped lock), so the first agreement after a drop still gets the rest of it.
+    private var fadingEstimatesLeft = 0
+    /// `Parameters.fadingHoldSeconds` in estimates.
+    private let fadingHoldEstimates: Int
     /// The hat band's recursion step (τ = `hatMemorySeconds`).
     private let hatStep: Float
     private let estimateIntervalHops: Int
@@ -190,6 +222,8 @@ struct TempoEstimator: ~Copyable {
         lagCount = Int((Double(Self.combMultiples) * maximumLag).rounded(.up)) + 3
         minimumConfidence = Float(configuration.minimumConfidence)
         step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
+        fadingStep = max(step, Float(1 - exp(-hopSeconds / parameters.fadingMemorySeconds)))
+        fadingHoldEstimates = Int((parameters.fadingHoldSeconds / Self.estimateIntervalSeconds).rounded())
         let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
@@ -225,6 +259,30 @@ struct TempoEstimator: ~Copyable {
         hopsUntilEstimate = estimateIntervalHops
         let estimate = estimateBpm()
         decide(estimate)
+        followFadingEvidence()
+    }
+
+    /// The autocorrelation's memory: the configured one while the shown tempo's comb salience
+    /// holds, `Parameters.fadingMemorySeconds` while it falls below
+    /// `Parameters.fadingSalienceShare` of its high since the tempo was agreed (a tempo change:
+    /// the old period's evidence would otherwise linger for the whole long memory). Real-time safe.
+    @_noLocks
+    private mutating func followFadingEvidence() {
+        guard agreedBpm > 0 else {
+            shownSalienceHigh = 0
+            onsetCorrelation.setStep(step)
+            return
+        }
+        let shown = salience(Float(60 * frameRateHz) / agreedBpm)
+        if abs(agreedBpm - shownSalienceBpm) > Self.agreementBpm { shownSalienceHigh = 0 }
+        shownSalienceBpm = agreedBpm
+        shownSalienceHigh = max(shownSalienceHigh, shown)
+        if shown < parameters.fadingSalienceShare * shownSalienceHigh {
+            fadingEstimatesLeft = fadingHoldEstimates + 1
+        } else if fadingEstimatesLeft > 0 {
+            fadingEstimatesLeft -= 1
+        }
+        onsetCorrelation.setStep(fadingEstimatesLeft > 0 ? fadingStep : step)
     }
 
     /// Normalised autocorrelation of the onset signal at a fractional lag (as of the last
@@ -564,6 +622,9 @@ struct TempoEstimator: ~Copyable {
         octaveLowered = false
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
+        shownSalienceHigh = 0
+        shownSalienceBpm = 0
+        onsetCorrelation.setStep(step)
     }
 
     /// Clears everything (as if just prepared). Real-time safe.
@@ -573,6 +634,7 @@ struct TempoEstimator: ~Copyable {
         onsetCorrelation.reset()
         hatCorrelation.reset()
         hatsAreALayer = false
+        fadingEstimatesLeft = 0
         fluxMean = 0
         fluxMeanSquare = 0
         fluxWeight = 0
