@@ -20,7 +20,9 @@ public final class JackMidiDump: @unchecked Sendable {
     public init(server: PrivateJackServer, name: String = "dump", readyTimeoutSeconds: Double = 10) throws {
         inputPortName = "\(name):input"
         let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("\(server.name)-\(name)-\(UInt32.random(in: 0...UInt32.max)).log")
-        peer = try PeerProcess(name: "jack_midi_dump", argv: [PrivateJackServer.tool("jack_midi_dump"), "-r", name],
+        // Line-buffered (coreutils' stdbuf): what it printed is in the log even if it must be
+        // killed after its grace time on a loaded machine (stdio would lose a full buffer).
+        peer = try PeerProcess(name: "jack_midi_dump", argv: ["/usr/bin/stdbuf", "-oL", PrivateJackServer.tool("jack_midi_dump"), "-r", name],
                                environment: PrivateJackServer.environment(serverName: server.name), logURL: logURL)
         try waitForPort(inputPortName, server: server, peer: peer, timeoutSeconds: readyTimeoutSeconds)
     }

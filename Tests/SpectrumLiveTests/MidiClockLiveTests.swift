@@ -20,8 +20,7 @@ struct MidiClockPort {
     func noAllocationWithClock(periodFrames: Int) async throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: periodFrames)
         defer { server.stop() }
-        var configuration = liveConfiguration(server: server)
-        configuration.midiClock = true
+        let configuration = clockConfiguration(server: server)
         let allocationsBefore = allocation_tally_allocations(processThreadTally)
         let freesBefore = allocation_tally_frees(processThreadTally)
         let client = try LiveClient(configuration: configuration, processCallback: countingProcess)
@@ -57,9 +56,7 @@ struct MidiClockPort {
     func clockSurvivesRestart() async throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
-        var configuration = liveConfiguration(server: server)
-        configuration.midiClock = true
-        let client = try LiveClient(configuration: configuration)
+        let client = try LiveClient(configuration: clockConfiguration(server: server))
         defer { client.stop() }
         var player = try clicks(server, into: client.portNames[0])
         #expect(await eventually(within: 30) { (client.status().midiClock?.ticks ?? 0) >= 48 }, "\(String(describing: client.status().midiClock))")
@@ -81,9 +78,7 @@ struct MidiClockPort {
     func clockConnectionsSurviveRestart() async throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
-        var configuration = liveConfiguration(server: server)
-        configuration.midiClock = true
-        let client = try LiveClient(configuration: configuration)
+        let client = try LiveClient(configuration: clockConfiguration(server: server))
         defer { client.stop() }
         var synth = try JackMidiDump(server: server, name: "synth")
         var drums = try JackMidiDump(server: server, name: "drums")
@@ -131,8 +126,7 @@ struct MidiClockPort {
         defer { server.stop() }
         let synth = try JackMidiDump(server: server, name: "synth")
         defer { synth.stop() }
-        var configuration = liveConfiguration(server: server)
-        configuration.midiClock = true
+        var configuration = clockConfiguration(server: server)
         configuration.midiClockDestinations = [synth.inputPortName]
         let client = try LiveClient(configuration: configuration)
         #expect(server.connections(of: "spectrum:midi_clock") == [synth.inputPortName])
@@ -153,4 +147,11 @@ struct MidiClockPort {
         #expect(!(try server.listPorts()).contains("spectrum:"), "a refused client left ports behind")
     }
 }
+}
+
+/// A live configuration with the MIDI clock on, on `server`.
+private func clockConfiguration(server: PrivateJackServer) -> LiveConfiguration {
+    var configuration = liveConfiguration(server: server)
+    configuration.midiClock = true
+    return configuration
 }
