@@ -506,6 +506,58 @@ import SpectrumCore
         }
     }
 
+    /// A voice-like tone (a 5 Hz vibrato of ±20 cents, the fundamental 10 or 20 dB under the
+    /// second partial) `seconds` long in pink noise at `signalToNoiseDecibels`, through the
+    /// analyser: how many frames after the first 10 read the note and its octave up.
+    static func voiceInPinkNoise(midiNote: Int, fundamentalAmplitude: Double, signalToNoiseDecibels: Float,
+                                 seconds: Double = 1.5) throws -> (note: Int, octaveUp: Int, scored: Int) {
+        let sampleRateHz = 48_000.0
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let frequencyHz = TestSignals.frequencyHz(midiNote: Double(midiNote))
+        let partials = [fundamentalAmplitude, 1, 0.6, 0.4, 0.3, 0.2, 0.1]
+        var phase = 0.0
+        let tone: [Float] = (0..<Int(seconds * sampleRateHz)).map { index in
+            let time = Double(index) / sampleRateHz
+            phase += 2 * .pi * frequencyHz * pow(2, 20 / 1200 * sin(2 * .pi * 5 * time)) / sampleRateHz
+            return Float(0.2 * partials.enumerated().reduce(0) { $0 + $1.element * sin(Double($1.offset + 1) * phase + Double($1.offset)) })
+        }
+        let noise = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: seconds)
+        func rms(_ signal: [Float]) -> Float { (signal.reduce(0) { $0 + $1 * $1 } / Float(signal.count)).squareRoot() }
+        let noiseScale = rms(tone) / rms(noise) * powf(10, -signalToNoiseDecibels / 20)
+        let scored = OfflineDriver.frames(&analyzer, signal: zip(tone, noise).map { $0 + noiseScale * $1 }, blockSizes: [800])[10...]
+        let note = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(midiNote)) < 0.5 }.count
+        let octaveUp = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(midiNote + 12)) < 0.5 }.count
+        return (note, octaveUp, scored.count)
+    }
+
+    /// The held-out corpus's largest octave-error class outside the organ is the choir in pink
+    /// noise, read an octave up (docs/accuracy.md, findings 8 and 13). A voice-like tone with
+    /// its fundamental 10 or 20 dB under its second partial keeps its octave at 10 dB SNR (all
+    /// 80 frames of each note on the code of finding 13), so noise alone does not read the choir
+    /// up at 10 dB (in the tuning part: its ensemble's flips and the short window's overrule).
+    @Test(arguments: [0.3, 0.1])
+    func aVoiceLikeToneInPinkNoiseAtTenDecibelsKeepsItsOctave(fundamentalAmplitude: Double) throws {
+        for midiNote in [50, 55, 58, 62, 67] {
+            let reading = try Self.voiceInPinkNoise(midiNote: midiNote, fundamentalAmplitude: fundamentalAmplitude, signalToNoiseDecibels: 10)
+            #expect(reading.octaveUp * 20 <= reading.scored && reading.note * 10 >= reading.scored * 9,
+                    "MIDI \(midiNote), fundamental \(fundamentalAmplitude): \(reading.note) of \(reading.scored) frames the note, \(reading.octaveUp) its octave up")
+        }
+    }
+
+    /// At 0 dB SNR the same tone with its fundamental 20 dB under the second partial reads its
+    /// octave up on most frames from D4 (D4 39, G4 51 of 80 on the code of finding 13): the
+    /// fundamental does not stand 10 dB above the noise around it, so the octave decision counts
+    /// it absent, as it must for an organ's mutation in noise (`partialOverReferenceRatio`,
+    /// finding 7). A known issue: within one window the two look alike (finding 13).
+    @Test(arguments: [62, 67])
+    func aVoiceLikeToneWithAWeakFundamentalInPinkNoiseAtZeroDecibelsKeepsItsOctave(midiNote: Int) throws {
+        let reading = try Self.voiceInPinkNoise(midiNote: midiNote, fundamentalAmplitude: 0.1, signalToNoiseDecibels: 0)
+        withKnownIssue("a fundamental buried in the noise counts as absent (docs/accuracy.md, finding 13)") {
+            #expect(reading.octaveUp * 10 <= reading.scored,
+                    "MIDI \(midiNote): \(reading.note) of \(reading.scored) frames the note, \(reading.octaveUp) its octave up")
+        }
+    }
+
     /// A piano's partials are stretched (f_k = k·f·√(1 + B·k²)); autocorrelation follows all of
     /// them and reads sharp, the tuner refines on the first partial's phase.
     @Test(arguments: sampleRates)
