@@ -460,6 +460,104 @@ import SpectrumCore
         }
     }
 
+    /// A melody leaping up an octave while the previous note still rings (in the corpus FluidR3's
+    /// nylon guitar E♭3 → E♭4 and D4 → D5, the cello at each leap: docs/accuracy.md, findings 12
+    /// and 13). At the new note's attack the old fundamental stands 2.5 dB above the new one and
+    /// fades through its release, so the window repeats far better at the old period (in the
+    /// corpus r 0.99 against 0.74–0.86 at the new one) and the new note is only the octave-above
+    /// candidate, which pays as if it were a mutation: the old note is read until its
+    /// fundamental lies about 8 dB under the new one (here, with the old note releasing at
+    /// 30 dB/s, 400 ms after the leap: none of the frames scored). No evidence within one window tells this from a mutation,
+    /// a swell or a slow organ pipe (finding 13: tried and lost), so this is a known issue until
+    /// the decision looks at the note's history.
+    @Test(arguments: [(43, 55), (51, 63), (62, 74)])
+    func anOctaveLeapUpOverTheRingingPreviousNoteReadsTheNewNote(from oldNote: Int, to newNote: Int) throws {
+        let sampleRateHz = 48_000.0
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let partials = [1, 0.5, 0.35, 0.25, 0.15, 0.1]
+        let onsetSeconds = 0.7, totalSeconds = 1.3
+        let old = TestSignals.harmonicTone(fundamentalHz: TestSignals.frequencyHz(midiNote: Double(oldNote)), harmonicAmplitudes: partials,
+                                           sampleRateHz: sampleRateHz, seconds: totalSeconds)
+        let new = TestSignals.harmonicTone(fundamentalHz: TestSignals.frequencyHz(midiNote: Double(newNote)), harmonicAmplitudes: partials,
+                                           sampleRateHz: sampleRateHz, seconds: totalSeconds - onsetSeconds)
+        // The old note sustains at −3 dB/s, then releases at −30 dB/s from the new note's onset;
+        // the new one starts (5 ms) 2.5 dB under the old fundamental and sustains at −3 dB/s.
+        func decibels(_ value: Double) -> Double { pow(10, value / 20) }
+        let onset = Int(onsetSeconds * sampleRateHz)
+        let signal: [Float] = (0..<old.count).map { index in
+            let seconds = Double(index) / sampleRateHz
+            let oldGain = 0.3 * decibels(-3 * min(seconds, onsetSeconds) - 30 * max(0, seconds - onsetSeconds))
+            guard index >= onset else { return Float(oldGain) * old[index] }
+            let since = seconds - onsetSeconds
+            let newGain = 0.3 * decibels(-3 * onsetSeconds - 2.5 - 3 * since) * min(1, since / 0.005)
+            return Float(oldGain) * old[index] + Float(newGain) * new[index - onset]
+        }
+        let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [800])
+        // The frames from 100 to 400 ms after the new note's onset (one per 800-frame hop).
+        let scored = frames.filter { frame in
+            let seconds = Double(frame.streamFrame) / sampleRateHz - onsetSeconds
+            return seconds >= 0.1 && seconds <= 0.4
+        }
+        let newNoteFrames = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(newNote)) < 0.5 }.count
+        let octaveLowFrames = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(oldNote)) < 0.5 }.count
+        withKnownIssue("the octave decision reads the ringing previous note an octave under the new one (docs/accuracy.md, finding 13)") {
+            #expect(newNoteFrames * 10 >= scored.count * 9,
+                    "MIDI \(oldNote) → \(newNote): \(newNoteFrames) of \(scored.count) frames read the new note, \(octaveLowFrames) the old one")
+        }
+    }
+
+    /// A voice-like tone (a 5 Hz vibrato of ±20 cents, the fundamental 10 or 20 dB under the
+    /// second partial) `seconds` long in pink noise at `signalToNoiseDecibels`, through the
+    /// analyser: how many frames after the first 10 read the note and its octave up.
+    static func voiceInPinkNoise(midiNote: Int, fundamentalAmplitude: Double, signalToNoiseDecibels: Float,
+                                 seconds: Double = 1.5) throws -> (note: Int, octaveUp: Int, scored: Int) {
+        let sampleRateHz = 48_000.0
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let frequencyHz = TestSignals.frequencyHz(midiNote: Double(midiNote))
+        let partials = [fundamentalAmplitude, 1, 0.6, 0.4, 0.3, 0.2, 0.1]
+        var phase = 0.0
+        let tone: [Float] = (0..<Int(seconds * sampleRateHz)).map { index in
+            let time = Double(index) / sampleRateHz
+            phase += 2 * .pi * frequencyHz * pow(2, 20 / 1200 * sin(2 * .pi * 5 * time)) / sampleRateHz
+            return Float(0.2 * partials.enumerated().reduce(0) { $0 + $1.element * sin(Double($1.offset + 1) * phase + Double($1.offset)) })
+        }
+        let noise = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: seconds)
+        func rms(_ signal: [Float]) -> Float { (signal.reduce(0) { $0 + $1 * $1 } / Float(signal.count)).squareRoot() }
+        let noiseScale = rms(tone) / rms(noise) * powf(10, -signalToNoiseDecibels / 20)
+        let scored = OfflineDriver.frames(&analyzer, signal: zip(tone, noise).map { $0 + noiseScale * $1 }, blockSizes: [800])[10...]
+        let note = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(midiNote)) < 0.5 }.count
+        let octaveUp = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(midiNote + 12)) < 0.5 }.count
+        return (note, octaveUp, scored.count)
+    }
+
+    /// The held-out corpus's largest octave-error class outside the organ is the choir in pink
+    /// noise, read an octave up (docs/accuracy.md, findings 8 and 13). A voice-like tone with
+    /// its fundamental 10 or 20 dB under its second partial keeps its octave at 10 dB SNR (all
+    /// 80 frames of each note on the code of finding 13), so noise alone does not read the choir
+    /// up at 10 dB (in the tuning part: its ensemble's flips and the short window's overrule).
+    @Test(arguments: [0.3, 0.1])
+    func aVoiceLikeToneInPinkNoiseAtTenDecibelsKeepsItsOctave(fundamentalAmplitude: Double) throws {
+        for midiNote in [50, 55, 58, 62, 67] {
+            let reading = try Self.voiceInPinkNoise(midiNote: midiNote, fundamentalAmplitude: fundamentalAmplitude, signalToNoiseDecibels: 10)
+            #expect(reading.octaveUp * 20 <= reading.scored && reading.note * 10 >= reading.scored * 9,
+                    "MIDI \(midiNote), fundamental \(fundamentalAmplitude): \(reading.note) of \(reading.scored) frames the note, \(reading.octaveUp) its octave up")
+        }
+    }
+
+    /// At 0 dB SNR the same tone with its fundamental 20 dB under the second partial reads its
+    /// octave up on most frames from D4 (D4 39, G4 51 of 80 on the code of finding 13): the
+    /// fundamental does not stand 10 dB above the noise around it, so the octave decision counts
+    /// it absent, as it must for an organ's mutation in noise (`partialOverReferenceRatio`,
+    /// finding 7). A known issue: within one window the two look alike (finding 13).
+    @Test(arguments: [62, 67])
+    func aVoiceLikeToneWithAWeakFundamentalInPinkNoiseAtZeroDecibelsKeepsItsOctave(midiNote: Int) throws {
+        let reading = try Self.voiceInPinkNoise(midiNote: midiNote, fundamentalAmplitude: 0.1, signalToNoiseDecibels: 0)
+        withKnownIssue("a fundamental buried in the noise counts as absent (docs/accuracy.md, finding 13)") {
+            #expect(reading.octaveUp * 10 <= reading.scored,
+                    "MIDI \(midiNote): \(reading.note) of \(reading.scored) frames the note, \(reading.octaveUp) its octave up")
+        }
+    }
+
     /// A piano's partials are stretched (f_k = k·f·√(1 + B·k²)); autocorrelation follows all of
     /// them and reads sharp, the tuner refines on the first partial's phase.
     @Test(arguments: sampleRates)
