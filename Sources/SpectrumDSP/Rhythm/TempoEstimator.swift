@@ -106,11 +106,14 @@ struct TempoEstimator: ~Copyable {
         var slowerPulseMaximumRatio: Float = 1.25
         /// Each opinion moves the pair's memory (−1 for the faster octave … +1 for the slower)
         /// this far towards itself: a running mean of the opinions, kept while the grid has
-        /// none (a one-drop read at 70 shows its grid nothing to halve or double, but read at
-        /// 140 it leaves every other beat empty), cleared when the tempo leaves the pair.
+        /// none, cleared when the tempo leaves the pair (a one-drop read at 140 leaves every
+        /// other beat empty; read at 70 its skank chords argue for the double, which only the
+        /// hats' veto holds back, so what the 140 grid showed must still count).
         var octaveMemoryStep: Float = 0.5
-        /// Nats the pair's memory (±1) adds to (takes from) the slower octave of the pair: at
-        /// 3 nats one opinion outweighs a one-drop's 1.3–2.3 nats for its double.
+        /// Nats the pair's memory (±1) adds to (takes from) the slower octave of the pair: one
+        /// opinion (memory 0.5) is worth 5 nats, more than a one-drop's 1.3–2.3 nats for its
+        /// double (tuning part: 0 read the one-drops double; 4, 6 and 8 moved `hiphop-86` to
+        /// its half 0.5 s later; 10 and 14 as the old rules, track by track).
         var octaveMemoryWeight: Float = 10
     }
 
@@ -503,10 +506,9 @@ struct TempoEstimator: ~Copyable {
         return best > -Float.infinity ? best : normalised(at: lag)
     }
 
-    /// 2-of-3 agreement, divergence reset.
+    /// 2-of-3 agreement (an octave move the pair's memory chose at once), divergence reset.
     @_noLocks
-    private mutating func decide(_ rawEstimate: Float) {
-        let estimate = rawEstimate
+    private mutating func decide(_ estimate: Float) {
         if isOctaveMoveTheMemoryChose(estimate) {
             agreedBpm = estimate
             recent = (estimate, estimate, 0)
