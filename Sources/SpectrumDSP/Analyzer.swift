@@ -307,13 +307,9 @@ public struct Analyzer: ~Copyable {
         latestFrame.pointee.onset = OnsetReading(strength: onset.eventStrength, timeFrames: onset.eventTimeFrames)
         if onset.hatStrength > 0 { beatTracker.addHatOnset(timeFrames: onset.timeFrames, strength: onset.hatStrength) }
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
-        // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal; the
-        //    double tempo when the beat grid finds strong onsets halfway between its beats.
-        tempoEstimator.update(flux: onset.flux, hatFlux: onset.hatFlux)
-        if beatTracker.suggestsDoubleTempo { tempoEstimator.adoptDoubleTempo() }
-        if beatTracker.suggestsHalfTempo && tempoEstimator.adoptHalfTempo(accentEveryFourBeats: beatTracker.accentsEveryFourBeats) {
-            beatTracker.halveTempo(now: Double(streamFrame))
-        }
+        // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal, one
+        //    scored decision that also weighs what the beat grid measured about its octave.
+        tempoEstimator.update(flux: onset.flux, hatFlux: onset.hatFlux, grid: beatTracker.octaveEvidence)
         // 10) Beat grid, phase and beat events.
         let beat = beatTracker.update(agreedBpm: tempoEstimator.agreedBpm, generation: tempoEstimator.generation, hopEndFrame: streamFrame)
         latestFrame.pointee.tempo = TempoReading(bpm: beat.bpm, confidence: tempoEstimator.confidence, phase: beat.phase)

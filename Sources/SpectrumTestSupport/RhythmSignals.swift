@@ -113,6 +113,13 @@ public struct DrumPattern: Sendable {
     /// every beat of the double tempo and nowhere between).
     public static let ballad = DrumPattern(name: "ballad", events: [(0, .kick), (10, .kick), (4, .snare), (12, .snare), (0, .bass), (8, .bass)]
         + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
+    /// Reggae one-drop (as the tempo benchmark's): kick and rim on beat 3 only, eighth hats, a
+    /// skank chord (a tonal 1 kHz hit) on every off-beat, a bass on 1, 2, 2-and and 4. Its
+    /// off-beats are as loud above the bass band as its beats, like a two-step's snares on a
+    /// grid at half its tempo, and its onset signal alone favours the double tempo.
+    public static let oneDrop = DrumPattern(name: "one-drop", events: [(8, .kick), (8, .rim)]
+        + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) } + [2, 6, 10, 14].map { ($0, DrumVoice.tonalClick) }
+        + [0, 4, 6, 12].map { ($0, DrumVoice.bass) })
     /// Syncopated two-step (drum & bass / breakbeat): kick on 1 and the "and" of 3, snare on 2
     /// and 4, a ghost kick on the last sixteenth, hi-hat eighths.
     public static let syncopated = DrumPattern(name: "syncopated", events: [(0, .kick), (10, .kick), (15, .kick), (4, .snare), (12, .snare)]

@@ -13,7 +13,7 @@ import SpectrumTestSupport
         var generator = SeededGenerator(seed: 7)
         for hop in 0..<Int(seconds * 60) {
             let fluxNoise = Float.random(in: 0...0.04, using: &generator), hatNoise = Float.random(in: 0...0.3, using: &generator)
-            estimator.update(flux: flux(hop) + fluxNoise, hatFlux: hatFlux(hop) + hatNoise)
+            estimator.update(flux: flux(hop) + fluxNoise, hatFlux: hatFlux(hop) + hatNoise, grid: GridOctaveEvidence())
         }
         return estimator.agreedBpm
     }
@@ -38,7 +38,7 @@ import SpectrumTestSupport
         #expect(abs(subdividing - 150) < 1, "hats on the eighths: \(subdividing)")
         let click: (Int) -> Float = { hop in hop % 50 == 0 ? 1 : (hop % 25 == 0 ? 0.5 : 0) }
         var estimator = TempoEstimator(configuration: RhythmConfiguration(), frameRateHz: 60)
-        for hop in 0..<(12 * 60) { estimator.update(flux: click(hop), hatFlux: click(hop)) }
+        for hop in 0..<(12 * 60) { estimator.update(flux: click(hop), hatFlux: click(hop), grid: GridOctaveEvidence()) }
         let clicks = estimator.agreedBpm
         #expect(abs(clicks - 144) < 1, "hat band = onset signal: \(clicks)")
     }
@@ -79,5 +79,37 @@ import SpectrumTestSupport
         let hatsOnBeats = Self.agreedBpm(seconds: 12, flux: flux) { hop in hop % 20 == 0 ? 0.5 : 0 }
         #expect(abs(withoutHats - 180) < 1, "3/4 at 180 without hats: \(withoutHats)")
         #expect(abs(hatsOnBeats - 180) < 1, "3/4 at 180 with hats on the beats: \(hatsOnBeats)")
+    }
+
+    /// The beat grid's octave evidence moves the tempo, and the pair's memory holds it once the
+    /// grid has nothing more to say: clicks at 180 BPM (20 hops) read 180; a grid at 180 whose
+    /// every other beat is nearly empty and whose accent repeats every four beats (both octaves
+    /// preferred) moves it to 90; a grid at 90, which sees nothing to halve or double, then
+    /// leaves it at 90 for 8 s. Without the memory (`octaveMemoryWeight` 0) the estimates return
+    /// to 180, the old rules' latch (`octaveLowered`) that the memory replaces.
+    @Test func theGridsOctaveOpinionIsRemembered() {
+        for memoryWeight in [TempoEstimator.Parameters().octaveMemoryWeight, 0] {
+            var parameters = TempoEstimator.Parameters()
+            parameters.octaveMemoryWeight = memoryWeight
+            var estimator = TempoEstimator(configuration: RhythmConfiguration(), frameRateHz: 60, parameters: parameters)
+            var readings: [Float] = []
+            for hop in 0..<(22 * 60) {
+                let agreed = estimator.agreedBpm
+                var grid = GridOctaveEvidence()
+                if agreed > 0 && hop >= 6 * 60 {
+                    grid.bpm = agreed
+                    // 6–10 s: every other beat of a grid at 180 nearly empty, the accent every four.
+                    if hop < 10 * 60 && agreed > 135 { (grid.weakParityShare, grid.fourBeatAccentShare) = (0.2, 0.2) }
+                }
+                estimator.update(flux: hop % 20 == 0 ? 1 : 0, hatFlux: 0, grid: grid)
+                if hop % 60 == 59 { readings.append(estimator.agreedBpm) }
+            }
+            #expect(abs(readings[5] - 180) < 1, "weight \(memoryWeight), clicks at 180 before the grid's opinion: \(readings)")
+            if memoryWeight > 0 {
+                #expect(readings[9...].allSatisfy { abs($0 - 90) < 1 }, "weight \(memoryWeight), after the grid's opinion: \(readings)")
+            } else {
+                #expect(abs(readings.last! - 180) < 1, "without the memory: \(readings)")
+            }
+        }
     }
 }

@@ -14,6 +14,10 @@ import SpectrumCore
 ///   `fitSeconds`, weights `(0.25 + strength)·exp(−age / fitMemorySeconds)`. Onsets between
 ///   beats (off-beats, syncopation) do not match and are ignored. The period may move up to
 ///   `periodFreedom` from the agreed tempo's: the tempo estimator stays in charge of the octave.
+///   When the agreed tempo halves under a locked grid, the grid doubles its period in place
+///   (`halveTempo`: the beats its hats mark), instead of reseeding.
+/// - **Octave evidence** (at every onset): shares of onset strength between the beats and on
+///   either parity (`octaveEvidence`), which the tempo estimator's decision weighs.
 /// - **Events**: each grid point becomes one beat event, reported in the hop in which
 ///   `beat time − lead` falls, with its exact (fractional) time, a running count and a position
 ///   in the bar. The phase is `frac((hop end + lead − anchor) / period)`.
@@ -50,26 +54,14 @@ struct BeatTracker {
     private var lastBeatFrame: Double = 0
     private var beatCount: Int = 0
     private var seenGeneration = 0
-    /// Set when the onsets halfway between the grid's beats are about as strong as those on
-    /// them: the grid runs at half the tempo (the snare of a two-step falls between its beats).
-    private(set) var suggestsDoubleTempo = false
-    /// Set when the grid's beats of one parity (every other beat) carry much less onset
-    /// strength than the others: the grid may run at double the tempo (swung hip-hop at 86 BPM
-    /// read as 172 leaves three beats in eight empty). `accentsEveryFourBeats` adds that the
-    /// stronger parity's upper-band accent repeats every four beats, not every two.
-    private(set) var suggestsHalfTempo = false
-    private(set) var accentsEveryFourBeats = false
-    /// Which parity of grid beats (0: the anchor's) carries the onsets, when `suggestsHalfTempo`.
+    /// What the grid measures about its own octave, for the tempo estimator's decision (which
+    /// weighs it): refreshed at every onset while locked.
+    private(set) var octaveEvidence = GridOctaveEvidence()
+    /// Which parity of grid beats (0: the anchor's) carries the more onset strength.
     private var strongParity = 0
 
-    /// The onsets halfway between beats must reach this share of the strength on the beats, over
-    /// the last `phaseSearchSeconds` (each onset counted by its upper-band share, `1 − bassShare`:
-    /// off-beat kicks and bass notes do not count), for the tracker to ask for the double tempo.
-    static var offBeatShare: Double { 0.6 }
-    /// The weaker parity of grid beats must carry less than this share of the stronger one's
-    /// onset strength, over the last `fitSeconds` (at least `parityMinimumOnsets` onsets on the
-    /// stronger), for the tracker to ask for the half tempo.
-    static var weakParityShare: Double { 0.5 }
+    /// The stronger parity of grid beats must hold at least this many onsets over the last
+    /// `fitSeconds` for the parities' shares to count as evidence.
     static var parityMinimumOnsets: Int { 4 }
     static var matchTolerance: Double { 0.15 }
     static var phaseSwitchRatio: Double { 1.5 }
@@ -112,21 +104,24 @@ struct BeatTracker {
             let offBeat = gridSupport(anchor: anchorFrame + 0.5 * periodFrames, period: periodFrames, now: timeFrames, upperBandOnly: true)
             if offBeat > Self.phaseSwitchRatio * onBeat && !phaseFromHats { anchorFrame += 0.5 * periodFrames }
             refit(now: timeFrames)
-            suggestsDoubleTempo = offBeatsAreStrong(now: timeFrames)
-            (suggestsHalfTempo, accentsEveryFourBeats, strongParity) = parities(now: timeFrames)
+            let parity = parities(now: timeFrames)
+            strongParity = parity.strong
+            octaveEvidence = GridOctaveEvidence(bpm: Float(60 * sampleRateHz / periodFrames), offBeatShare: offBeatShare(now: timeFrames),
+                                                weakParityShare: parity.weakShare, fourBeatAccentShare: parity.fourBeatAccentShare)
         }
     }
 
-    /// Over the last `fitSeconds`: whether the grid points of one parity hold less than
-    /// `weakParityShare` of the onset strength of the other parity's (which holds at least
-    /// `parityMinimumOnsets` onsets); whether the stronger parity's upper-band accent (snares,
-    /// claps) repeats every four beats, not every two; and which parity is the stronger. A
-    /// right tempo has onsets on most of its beats; a double tempo's extra beats are the slower
-    /// tempo's off-beats, often empty, and its backbeat falls on every fourth beat (swung
-    /// hip-hop at 86 read as 172: kick on 0, snares on 2 and 6). A backbeat every other beat
-    /// means the grid is right (drum & bass at 172: kick on 1, snares on 2 and 4, the 3 empty).
+    /// Over the last `fitSeconds`: the onset strength of the weaker parity of grid beats (every
+    /// other beat) as a share of the stronger's (1 while the stronger holds fewer than
+    /// `parityMinimumOnsets` onsets); the weaker of the stronger parity's two upper-band accent
+    /// classes (beat index modulo 4: snares, claps) as a share of the stronger (near 1: a backbeat
+    /// every two beats; near 0: every four); and which parity is the stronger. A right tempo has
+    /// onsets on most of its beats; a double tempo's extra beats are the slower tempo's
+    /// off-beats, often empty, and its backbeat falls on every fourth beat (swung hip-hop at 86
+    /// read as 172: kick on 0, snares on 2 and 6). Drum & bass at 172 (kick on 1, snares on 2
+    /// and 4, the 3 empty) has its backbeat every other beat.
     @_noLocks
-    private func parities(now: Double) -> (weak: Bool, accentEveryFour: Bool, strong: Int) {
+    private func parities(now: Double) -> (weakShare: Float, fourBeatAccentShare: Float, strong: Int) {
         var strength = InlineArray<2, Double>(repeating: 0)
         var count = InlineArray<2, Int>(repeating: 0)
         // Upper-band strength per beat index modulo 4 (the two classes of each parity).
@@ -144,31 +139,32 @@ struct BeatTracker {
         }
         let strong = strength[0] >= strength[1] ? 0 : 1, weak = 1 - strong
         let accent = max(upper[strong], upper[strong + 2]), other = min(upper[strong], upper[strong + 2])
-        let weakParity = count[strong] >= Self.parityMinimumOnsets && strength[weak] < Self.weakParityShare * strength[strong]
-        return (weakParity, other < Self.weakParityShare * accent, strong)
+        let weakShare = count[strong] >= Self.parityMinimumOnsets && strength[strong] > 0 ? strength[weak] / strength[strong] : 1
+        let accentShare = accent > 0 ? other / accent : 1
+        return (Float(weakShare), Float(accentShare), strong)
     }
 
-    /// Halves the grid's tempo (after the estimator adopted half the tempo on
-    /// `suggestsHalfTempo`), keeping the parity of its beats that the hats mark when one does
+    /// Halves the grid's tempo (the estimator agreed half the tempo of a locked grid), keeping the parity of its beats that the hats mark when one does
     /// clearly more (`phaseSwitchRatio`: swung eighths start on the beat, a one-drop's skank
     /// chords fill the off-beats), else the parity with the stronger onsets. Reseeding from
     /// scratch would weigh the off-beats afresh. Real-time safe.
     @_noLocks
-    mutating func halveTempo(now: Double) {
+    private mutating func halveTempo(now: Double) {
         guard isLocked, periodFrames > 0 else { return }
         let marked = hatMarkedAnchor(anchorFrame, or: anchorFrame + periodFrames, period: 2 * periodFrames, now: now)
         phaseFromHats = marked != nil
         anchorFrame = marked ?? anchorFrame + Double(strongParity) * periodFrames
         periodFrames *= 2
         seedPeriodFrames = periodFrames
-        suggestsHalfTempo = false
-        accentsEveryFourBeats = false
+        octaveEvidence = GridOctaveEvidence()
     }
 
-    /// Whether, over the last `phaseSearchSeconds`, the onsets halfway between grid points are as
-    /// strong (summed strength, ≥ `offBeatShare`) as the onsets on them, with at least three of each.
+    /// Over the last `phaseSearchSeconds`: the upper-band strength of the onsets halfway between
+    /// grid points over that of the onsets on them (each onset counted by its share above the
+    /// bass band, `1 − bassShare`: an off-beat kick or bass note does not count, a two-step's
+    /// snare does); 0 with fewer than three of either.
     @_noLocks
-    private func offBeatsAreStrong(now: Double) -> Bool {
+    private func offBeatShare(now: Double) -> Float {
         var onStrength = 0.0, offStrength = 0.0
         var onCount = 0, offCount = 0
         for slot in 0..<onsetCount {
@@ -185,7 +181,8 @@ struct BeatTracker {
                 offCount += 1
             }
         }
-        return onCount >= 3 && offCount >= 3 && offStrength >= Self.offBeatShare * onStrength
+        guard onCount >= 3, offCount >= 3, onStrength > 0 else { return 0 }
+        return Float(offStrength / onStrength)
     }
 
     /// Advances to the end of a hop (`hopEndFrame`: the stream frame after its newest sample)
@@ -201,6 +198,9 @@ struct BeatTracker {
         let agreedPeriod = 60 / Double(agreedBpm) * sampleRateHz
         // The grid's period may wander only so far from the agreed tempo (checked at each refit).
         seedPeriodFrames = agreedPeriod
+        if isLocked && generation == seenGeneration && abs(2 * periodFrames - agreedPeriod) <= Self.reseedTolerance * agreedPeriod {
+            halveTempo(now: now)
+        }
         if !isLocked || generation != seenGeneration
             || abs(periodFrames - agreedPeriod) > Self.reseedTolerance * agreedPeriod {
             seed(periodFrames: agreedPeriod, now: now)
@@ -269,9 +269,7 @@ struct BeatTracker {
         if offBeat > onBeat { anchorFrame = bestAnchor + 0.5 * period }
         isLocked = true
         phaseFromHats = false
-        suggestsDoubleTempo = false
-        suggestsHalfTempo = false
-        accentsEveryFourBeats = false
+        octaveEvidence = GridOctaveEvidence()
         // 2) Fit (twice: the first fit sharpens the period, the second matches more onsets).
         refit(now: now)
         refit(now: now)
@@ -376,9 +374,7 @@ struct BeatTracker {
     private mutating func unlock() {
         isLocked = false
         beatCount = 0
-        suggestsDoubleTempo = false
-        suggestsHalfTempo = false
-        accentsEveryFourBeats = false
+        octaveEvidence = GridOctaveEvidence()
     }
 
     /// Forgets the grid (keeps the recent onsets). Real-time safe.
@@ -399,4 +395,23 @@ struct BeatTracker {
         lastBeatFrame = 0
         seenGeneration = 0
     }
+}
+
+/// What a beat grid measures about its own octave (`BeatTracker.octaveEvidence`): shares of onset
+/// strength on its beats, halfway between them and on either parity, which the tempo
+/// estimator's one decision weighs (`TempoEstimator.Parameters`). Measured on the grid's
+/// onsets; any thread that owns the tracker may read it.
+struct GridOctaveEvidence {
+    /// The grid's tempo (BPM) the shares were measured at; 0 while there is no measurement.
+    var bpm: Float = 0
+    /// Upper-band onset strength halfway between the beats over that on them (last 4 s; 0 with
+    /// fewer than three of either): a two-step's snares between the beats of a grid at half its
+    /// tempo.
+    var offBeatShare: Float = 0
+    /// Onset strength of the weaker parity of beats over the stronger's (last 8 s; 1 with too
+    /// few onsets): a double tempo's extra beats are the slower tempo's off-beats, often empty.
+    var weakParityShare: Float = 1
+    /// The weaker of the stronger parity's two upper-band accent classes over the stronger
+    /// (1: a backbeat every two beats; 0: every four, as at double the tempo).
+    var fourBeatAccentShare: Float = 1
 }

@@ -13,7 +13,15 @@ import SpectrumCore
 /// Every `estimateIntervalSeconds` a tempo estimate is read from it: the most salient period in
 /// the BPM range, then one scored decision among the periods related to it by 1, 2, ½, 3⁄2, ⅔,
 /// 3, ⅓, ¾ and 4⁄3 and the shown tempo's (`candidateScore`, weights in `Parameters`), a
-/// confidence (`A[peak] / A[0]`) and a silence gate (variance of the raw onset signal). The shown tempo changes only when two of the
+/// confidence (`A[peak] / A[0]`) and a silence gate (variance of the raw onset signal). One of
+/// the decision's terms is the beat grid's octave evidence (`GridOctaveEvidence`, measured by
+/// `BeatTracker` on its onsets): each estimate turns it into an opinion on the pair of octaves
+/// the grid runs between, and a running mean of those opinions per pair (`octaveMemory`) is
+/// weighed for the pair's slower octave, so what the grid showed at one octave still counts
+/// at the other (a one-drop read at 140 leaves every other beat empty; read at 70 its skank
+/// chords look like a two-step's snares). A new opinion that turns the memory brings the
+/// estimate forward, and an octave move the memory chose is taken without waiting for a
+/// second estimate. Otherwise the shown tempo changes only when two of the
 /// last three estimates agree within ±5 BPM; three estimates in a row more than 10 BPM from the
 /// shown tempo (or without a tempo) drop the lock and restart the autocorrelation.
 ///
@@ -80,6 +88,33 @@ struct TempoEstimator: ~Copyable {
         /// finding 11). 0.5 (one estimate) re-locked the tuning part's changes in 2.9 / 4.3 s
         /// (median / worst), 1.0 in 2.9 / 4.8 s, 1.5 and 2.0 in 2.9 / 5.3 s.
         var fadingHoldSeconds: Double = 0.5
+        /// The beat grid's octave evidence (`GridOctaveEvidence`) is an opinion on the pair of
+        /// octaves it runs between: for the double tempo when the upper-band onsets halfway
+        /// between its beats reach this share of those on them (a two-step's snares)…
+        var gridOffBeatShare: Float = 0.6
+        /// …unless the autocorrelation at half the period is below this share of the one at
+        /// the period (the slower tempo is clearly the pulse; the seed's 40 %, halved).
+        var fasterPulseMinimumRatio: Float = 0.1
+        /// For the half tempo when its weaker parity of beats holds less than this share of the
+        /// stronger's onset strength (swung hip-hop at 86 read as 172 leaves three beats in
+        /// eight empty), and either its accent repeats every four beats (the accent share under
+        /// this too) with both octaves preferred, or the hats only mark its beats…
+        var gridWeakParityShare: Float = 0.5
+        /// …and the period correlates less than this multiple of its double: drum & bass at
+        /// 172 (every other beat sparse too) 1.5–2.9×, swung hip-hop read at 172 0.4–1.4× (the
+        /// larger of the latest two estimates is compared).
+        var slowerPulseMaximumRatio: Float = 1.25
+        /// Each opinion moves the pair's memory (−1 for the faster octave … +1 for the slower)
+        /// this far towards itself: a running mean of the opinions, kept while the grid has
+        /// none, cleared when the tempo leaves the pair (a one-drop read at 140 leaves every
+        /// other beat empty; read at 70 its skank chords argue for the double, which only the
+        /// hats' veto holds back, so what the 140 grid showed must still count).
+        var octaveMemoryStep: Float = 0.5
+        /// Nats the pair's memory (±1) adds to (takes from) the slower octave of the pair: one
+        /// opinion (memory 0.5) is worth 5 nats, more than a one-drop's 1.3–2.3 nats for its
+        /// double (tuning part: 0 read the one-drops double; 4, 6 and 8 moved `hiphop-86` to
+        /// its half 0.5 s later; 10 and 14 as the old rules, track by track).
+        var octaveMemoryWeight: Float = 10
     }
 
     /// The candidates' tempo ratios to the most salient period's tempo: 1, 2, ½, 3⁄2, ⅔, 3, ⅓,
@@ -152,11 +187,12 @@ struct TempoEstimator: ~Copyable {
     private(set) var agreedBpm: Float = 0
     /// Confidence of the latest estimate.
     private(set) var confidence: Float = 0
-    /// Set when the tempo was doubled (halved) on the beat grid's evidence, until the next restart.
-    private var octaveRaised = false
-    private var octaveLowered = false
+    /// The pair of octaves the beat grid's opinions are about (the slower one's period in
+    /// hops; 0: none), and their running mean, −1 (the faster) … +1 (the slower).
+    private var octavePairSlowLag: Float = 0
+    private var octaveMemory: Float = 0
     /// `r(period / 2) / r(period)` of the latest estimate (0 when the double is out of range).
-    private(set) var doubleTempoEvidence: Float = 0
+    private var doubleTempoEvidence: Float = 0
     /// `r(period) / r(2·period)`: the latest estimate's, and the larger of the latest two
     /// estimates' (one estimate may dip; 0 when the double lag holds no data).
     private var latestHalfRatio: Float = 0
@@ -170,15 +206,6 @@ struct TempoEstimator: ~Copyable {
     static var agreementBpm: Float { 5 }
     static var divergenceBpm: Float { 10 }
     static var divergentEstimatesForReset: Int { 3 }
-    /// The beat grid's evidence for the double tempo is taken only when the autocorrelation at
-    /// half the period reaches this share of the one at the period (the seed's 40 %, halved).
-    static var doubleTempoMinimumRatio: Float { 0.1 }
-    /// The beat grid's evidence for the half tempo is taken only when the autocorrelation at the
-    /// period is below this multiple of the one at twice the period: drum & bass at 172 (whose
-    /// every other beat is also sparse: kick on 1, snares on 2 and 4) correlates 1.5–2.9× more at
-    /// its beat than at two beats; swung hip-hop read at 172, 0.4–1.4× (the larger of two
-    /// estimates is compared).
-    static var halfTempoMaximumRatio: Float { 1.25 }
     /// Hat-band autocorrelation at a beat period from which the hats pulse with the beat, and
     /// under which at half and a quarter of the period they do not subdivide it (FluidR3
     /// grooves over whole tracks: hats on the beat 0.5–0.75 where they play; the larger of
@@ -237,9 +264,10 @@ struct TempoEstimator: ~Copyable {
     }
 
     /// Takes the onset signal of one hop (`flux`, and the hat band's compressed flux
-    /// `hatFlux`). Real-time safe; O(lags).
+    /// `hatFlux`) and the beat grid's octave evidence as of now (`grid`).
+    /// Real-time safe; O(lags).
     @_noLocks
-    mutating func update(flux: Float, hatFlux: Float) {
+    mutating func update(flux: Float, hatFlux: Float, grid: GridOctaveEvidence) {
         // 1) Silence gate statistics on the raw signal.
         fluxWeight += step * (1 - fluxWeight)
         fluxMean += step * (flux - fluxMean)
@@ -253,10 +281,14 @@ struct TempoEstimator: ~Copyable {
             hatLeadWeights[lag] += hatStep * (1 - hatLeadWeights[lag])
         }
 
-        // 3) A new estimate every interval.
+        // 3) A new estimate every interval, and at once when the beat grid's opinion turns the
+        //    pair's memory towards the other octave (the old rules moved at that hop).
+        let opinion = octaveOpinion(grid)
         hopsUntilEstimate -= 1
-        guard hopsUntilEstimate <= 0 else { return }
+        let turnsMemory = opinion.value * octaveMemory <= 0 && isRemembered(pairSlowLag: opinion.pairSlowLag)
+        guard hopsUntilEstimate <= 0 || (opinion.value != 0 && turnsMemory) else { return }
         hopsUntilEstimate = estimateIntervalHops
+        rememberOctaveOpinion(opinion)
         let estimate = estimateBpm()
         decide(estimate)
         followFadingEvidence()
@@ -310,7 +342,7 @@ struct TempoEstimator: ~Copyable {
     /// Evidence that the beat is half the period `lag` (its double tempo): the correlation at
     /// `lag / 2` against the correlation at the lag (the seed's check), for the beat grid's
     /// octave moves (`doubleTempoEvidence`, `halfTempoEvidence`). Read at the point: its limits
-    /// (`doubleTempoMinimumRatio`, `halfTempoMaximumRatio`) were set on point readings.
+    /// (`Parameters.fasterPulseMinimumRatio`, `slowerPulseMaximumRatio`) were set on point readings.
     @_noLocks
     private func fasterTempoRatio(_ lag: Float) -> Float {
         let part = max(0, onsetCorrelation.normalised(at: lag / 2))
@@ -445,6 +477,8 @@ struct TempoEstimator: ~Copyable {
         score += weights.barWeight * approximateNaturalLog(max(bar, weights.correlationFloor))
         if thirds && bar < barRepetition(peakLag) + weights.thirdsBarMargin { score -= weights.thirdsCost }
         if staying { score += weights.shownBonus }
+        // The beat grid's remembered opinion on the pair of octaves (`rememberOctaveOpinion`).
+        if octavePairSlowLag > 0 && abs(lag - octavePairSlowLag) <= 0.05 * lag { score += weights.octaveMemoryWeight * octaveMemory }
         return score
     }
 
@@ -472,14 +506,15 @@ struct TempoEstimator: ~Copyable {
         return best > -Float.infinity ? best : normalised(at: lag)
     }
 
-    /// 2-of-3 agreement, divergence reset.
+    /// 2-of-3 agreement (an octave move the pair's memory chose at once), divergence reset.
     @_noLocks
-    private mutating func decide(_ rawEstimate: Float) {
-        var estimate = rawEstimate
-        // After the beat grid raised the octave, estimates of half the tempo count as the tempo.
-        if octaveRaised && agreedBpm > 0 && abs(2 * estimate - agreedBpm) <= Self.agreementBpm { estimate *= 2 }
-        // After it lowered the octave, estimates of double the tempo count as the tempo.
-        if octaveLowered && agreedBpm > 0 && abs(0.5 * estimate - agreedBpm) <= Self.agreementBpm { estimate *= 0.5 }
+    private mutating func decide(_ estimate: Float) {
+        if isOctaveMoveTheMemoryChose(estimate) {
+            agreedBpm = estimate
+            recent = (estimate, estimate, 0)
+            divergentCount = 0
+            return
+        }
         recent = (estimate, recent.0, recent.1)
         // The agreeing pair (newest first), if any.
         var agreed: Float = 0
@@ -508,19 +543,74 @@ struct TempoEstimator: ~Copyable {
         first > 0 && second > 0 && abs(first - second) <= agreementBpm
     }
 
-    /// Adopts the double of the agreed tempo (the beat tracker found the onsets halfway between
-    /// its beats as strong as those on them), unless the autocorrelation clearly says the slower
-    /// tempo, the double is out of range, or the hats only mark the double's beats (they are the
-    /// agreed tempo's eighths). Real-time safe.
+    /// The beat grid's octave evidence as an opinion on the pair of octaves it runs between
+    /// (−1: the agreed tempo's double; +1: its half; 0: none), and the pair's slower period; the
+    /// pair's memory follows the opinions (`rememberOctaveOpinion`) and the decision weighs it
+    /// (`candidateScore`). For the double: the upper band's off-beats are strong
+    /// (`gridOffBeatShare`), the period's half correlates (`fasterPulseMinimumRatio`), the double
+    /// is in range, and the hats do not only mark the double's beats (then they are the agreed
+    /// tempo's eighths). For the half: the weaker parity is nearly empty (`gridWeakParityShare`),
+    /// the period does not correlate much more than its double (`slowerPulseMaximumRatio`), the
+    /// half is in range, and either the accent repeats every four beats with both octaves
+    /// preferred or the hats only mark the grid's beats (the half-time trap at 140 leaves every
+    /// other beat empty with its clap every fourth too, but its hats subdivide the beat and 70
+    /// is not preferred). An opinion on another pair counts only once the agreed tempo has left
+    /// the remembered one. Real-time safe.
     @_noLocks
-    mutating func adoptDoubleTempo() {
-        let doubled = 2 * agreedBpm
-        guard agreedBpm > 0, !octaveLowered, Double(doubled) <= maximumBpm, doubleTempoEvidence >= Self.doubleTempoMinimumRatio,
-              !hatsOnlyMarkTheBeat(lag: Float(30 * frameRateHz) / agreedBpm, staying: true) else { return }
-        agreedBpm = doubled
-        recent = (doubled, doubled, recent.0 > 0 ? 2 * recent.0 : 0)
-        divergentCount = 0
-        octaveRaised = true
+    private func octaveOpinion(_ grid: GridOctaveEvidence) -> (value: Float, pairSlowLag: Float) {
+        guard agreedBpm > 0, grid.bpm > 0, abs(grid.bpm - agreedBpm) <= 0.04 * agreedBpm else { return (0, 0) }
+        let weights = parameters
+        let lag = Float(60 * frameRateHz) / agreedBpm
+        if grid.offBeatShare >= weights.gridOffBeatShare, doubleTempoEvidence >= weights.fasterPulseMinimumRatio,
+           Double(2 * agreedBpm) <= maximumBpm, !hatsOnlyMarkTheBeat(lag: lag / 2, staying: true) {
+            return (-1, lag)
+        }
+        if grid.weakParityShare < weights.gridWeakParityShare, halfTempoEvidence < weights.slowerPulseMaximumRatio,
+           Double(2 * lag) <= maximumLag / Self.rangeTolerance {
+            let bothPreferred = Double(lag) >= preferredMinimumLag && Double(2 * lag) <= preferredMaximumLag
+            if (grid.fourBeatAccentShare < weights.gridWeakParityShare && bothPreferred) || hatsOnlyMarkTheBeat(lag: lag, staying: false) {
+                return (1, 2 * lag)
+            }
+        }
+        return (0, 0)
+    }
+
+    /// Whether an opinion on the pair whose slower period is `pairSlowLag` counts: no pair is
+    /// remembered, or it is this one.
+    @inline(__always) @_noLocks
+    private func isRemembered(pairSlowLag: Float) -> Bool {
+        octavePairSlowLag == 0 || abs(pairSlowLag - octavePairSlowLag) <= 0.05 * pairSlowLag
+    }
+
+    /// Moves the pair's memory towards `opinion` (`octaveOpinion`), after forgetting a pair the
+    /// agreed tempo has left. Real-time safe.
+    @_noLocks
+    private mutating func rememberOctaveOpinion(_ opinion: (value: Float, pairSlowLag: Float)) {
+        if agreedBpm > 0 && octavePairSlowLag > 0 {
+            let lag = Float(60 * frameRateHz) / agreedBpm
+            if abs(lag - octavePairSlowLag) > 0.05 * lag && abs(2 * lag - octavePairSlowLag) > 0.1 * lag {
+                octavePairSlowLag = 0
+                octaveMemory = 0
+            }
+        } else if agreedBpm <= 0 {
+            octavePairSlowLag = 0
+            octaveMemory = 0
+        }
+        guard opinion.value != 0, isRemembered(pairSlowLag: opinion.pairSlowLag) else { return }
+        octavePairSlowLag = opinion.pairSlowLag
+        octaveMemory += parameters.octaveMemoryStep * (opinion.value - octaveMemory)
+    }
+
+    /// Whether `estimate` is the agreed tempo's other octave in the remembered pair, the one the
+    /// memory favours: taken at once, since the memory already sums seconds of the grid's onsets.
+    @_noLocks
+    private func isOctaveMoveTheMemoryChose(_ estimate: Float) -> Bool {
+        guard agreedBpm > 0, estimate > 0, octavePairSlowLag > 0, octaveMemory != 0 else { return false }
+        let lag = Float(60 * frameRateHz) / estimate, agreedLag = Float(60 * frameRateHz) / agreedBpm
+        let slow = octavePairSlowLag, fast = 0.5 * octavePairSlowLag
+        let toSlow = octaveMemory > 0 && abs(lag - slow) <= 0.05 * slow && abs(agreedLag - fast) <= 0.05 * fast
+        let toFast = octaveMemory < 0 && abs(lag - fast) <= 0.05 * fast && abs(agreedLag - slow) <= 0.05 * slow
+        return toSlow || toFast
     }
 
     /// Whether the hats pulse with the beat of `lag` but never between its beats: their
@@ -578,28 +668,6 @@ struct TempoEstimator: ~Copyable {
         normalised(at: 2 * lag) >= normalised(at: 3 * lag) + margin
     }
 
-    /// Adopts half the agreed tempo when the beat tracker found every other beat of its grid
-    /// nearly empty, and either its upper-band accent repeats every four beats
-    /// (`accentEveryFourBeats`) and both octaves lie in the preferred range, or the hats only
-    /// mark the agreed tempo's beats (`hatsOnlyMarkTheBeat`: then they are the slower tempo's
-    /// eighths). Half-time trap at 140 also leaves every other beat empty with its clap every
-    /// fourth, but its hats subdivide the beat and 70 is not preferred. Returns whether it did.
-    /// Real-time safe.
-    @discardableResult @_noLocks
-    mutating func adoptHalfTempo(accentEveryFourBeats: Bool) -> Bool {
-        guard agreedBpm > 0, !octaveRaised, !octaveLowered, halfTempoEvidence < Self.halfTempoMaximumRatio else { return false }
-        let lag = Float(60 * frameRateHz) / agreedBpm
-        let bothPreferred = Double(lag) >= preferredMinimumLag && Double(2 * lag) <= preferredMaximumLag
-        guard (accentEveryFourBeats && bothPreferred) || hatsOnlyMarkTheBeat(lag: lag, staying: false),
-              Double(2 * lag) <= maximumLag / Self.rangeTolerance else { return false }
-        let halved = 0.5 * agreedBpm
-        agreedBpm = halved
-        recent = (halved, halved, 0.5 * recent.0)
-        divergentCount = 0
-        octaveLowered = true
-        return true
-    }
-
     /// The normalised autocorrelation per lag (inspection; allocates).
     var normalisedAutocorrelation: [Float] { onsetCorrelation.normalisedValues }
 
@@ -618,8 +686,8 @@ struct TempoEstimator: ~Copyable {
         doubleTempoEvidence = 0
         halfTempoEvidence = 0
         latestHalfRatio = 0
-        octaveRaised = false
-        octaveLowered = false
+        octavePairSlowLag = 0
+        octaveMemory = 0
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
         shownSalienceHigh = 0
@@ -640,4 +708,3 @@ struct TempoEstimator: ~Copyable {
         fluxWeight = 0
     }
 }
-
