@@ -112,7 +112,8 @@ import SpectrumCore
     /// load does not matter), last wrong reading after the change, before → after the fading
     /// memory: 135 → 125 rock, four on the floor, clicks 4.9, 4.9, 4.0 s → 3.0 s each; 100 → 120
     /// 4.5 s each → 4.0, 4.0, 3.5 s. (The off-beat techno groove passes through a second
-    /// without a tempo and a restart: 5.0 → 4.0 s and 6.0 → 5.0 s, not asserted here.)
+    /// without a tempo and a restart: 5.0 → 4.0 s and 6.0 → 5.0 s, a known issue in
+    /// `aTempoChangeKeepsATempoAndIsFollowedWithinFourSeconds`.)
     @Test(arguments: [(135.0, 125.0, 3.5), (100.0, 120.0, 4.25)])
     func aTempoChangeIsFollowedSoon(from: Double, to: Double, boundSeconds: Double) throws {
         let changeSeconds = 8.0
@@ -133,7 +134,8 @@ import SpectrumCore
     /// after the change, without → with the hold: 125 → 135 8.0 s (168, 180, then 90) → 5.0 s;
     /// 120 → 100 5.0 → 3.5 s; 128 → 140 5.0 → 5.0 s (before the fading memory: 5.0, 4.5,
     /// 4.5 s). Not helped by the hold (the same 5.0, 4.5 and 4.5 s either way, so not
-    /// asserted tighter): 98 → 112, 104 → 96, 110 → 120. Funk at 128 reads 64 before the
+    /// asserted tighter; a known issue in `aTempoChangeKeepsATempoAndIsFollowedWithinFourSeconds`):
+    /// 98 → 112, 104 → 96, 110 → 120. Funk at 128 reads 64 before the
     /// change (not this class), so only the readings after it are checked.
     @Test(arguments: [(125.0, 135.0, 5.5), (120.0, 100.0, 4.0), (128.0, 140.0, 5.5)])
     func aFunkTempoChangeIsFollowedSoon(from: Double, to: Double, boundSeconds: Double) throws {
@@ -142,5 +144,32 @@ import SpectrumCore
         let frames = try RhythmTests.frames(signal)
         let after = Self.wrongReadings(frames, bpm: to, fromSeconds: changeSeconds + boundSeconds)
         #expect(after.wrong == 0, "funk \(from) → \(to): \(after.wrong) of \(after.of) readings from \(boundSeconds) s after the change off \(to), e.g. \(after.example)")
+    }
+
+    /// A tempo change where the estimates pass through a stretch without a tempo: funk (whose
+    /// dotted-eighth pulse, 4⁄3 of the beat, wins on the short lags until its bar's lags, 2–4
+    /// beats, hold the new tempo) and the off-beat techno groove. There the lock drops and the
+    /// autocorrelation restarts, which costs ~1.5 s on its own (the held-out
+    /// `change-funk-98-112`: 6.3 s). The class asks that the tempo never reads "none" after the
+    /// change and reads the new tempo (±2 %) from 4 s after it (issue 14's "worst ≤ 4 s").
+    /// Measured (offline), readings without a tempo after the change and the last wrong reading:
+    /// funk 98 → 112 +3.5…4.5 s, 5.0 s; 104 → 96 and 110 → 120 +3.0…4.0 s, 4.5 s; off-beat
+    /// techno 135 → 125 +2.5…3.5 s, 4.0 s; 100 → 120 +3.5…4.5 s, 5.0 s. A known issue: what was
+    /// tried (docs/accuracy.md, tempo finding 13) fixed none of these without breaking another
+    /// class.
+    @Test(arguments: [("funk", 98.0, 112.0), ("funk", 104.0, 96.0), ("funk", 110.0, 120.0),
+                      ("techno", 135.0, 125.0), ("techno", 100.0, 120.0)])
+    func aTempoChangeKeepsATempoAndIsFollowedWithinFourSeconds(style: String, from: Double, to: Double) throws {
+        let changeSeconds = 8.0, boundSeconds = 4.0
+        let pattern = style == "funk" ? DrumPattern.funk : DrumPattern.technoOffBeat
+        let signal = TestSignals.rhythm(pattern, segments: [(from, changeSeconds), (to, 8)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        let afterChange = frames.filter { RhythmTests.seconds($0, Self.sampleRateHz) >= changeSeconds }
+        let withoutTempo = afterChange.filter { $0.tempo.bpm == 0 }
+        let after = Self.wrongReadings(frames, bpm: to, fromSeconds: changeSeconds + boundSeconds)
+        withKnownIssue("a change passes through estimates without a tempo, and the restart re-locks late (issue 14)") {
+            #expect(withoutTempo.count == 0, "\(pattern.name) \(from) → \(to): \(withoutTempo.count) of \(afterChange.count) readings after the change without a tempo, from \(withoutTempo.first.map { RhythmTests.seconds($0, Self.sampleRateHz) - changeSeconds } ?? 0) s after it")
+            #expect(after.wrong == 0, "\(pattern.name) \(from) → \(to): \(after.wrong) of \(after.of) readings from \(boundSeconds) s after the change off \(to), e.g. \(after.example)")
+        }
     }
 }
