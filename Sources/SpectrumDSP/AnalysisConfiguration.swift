@@ -116,6 +116,12 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// and pianos (τ ≥ 0.3 s: ≤ 30 dB/s); above 400 Hz the limit grows with the pitch (a
     /// piano's top octaves decay faster).
     public var percussiveDecayDecibelsPerSecond: Double = 60
+    /// Windows whose newest half holds less energy than their oldest half by more than this
+    /// rate (dB/s between the halves' centres, each a whole number of periods) have no note:
+    /// they hold a hit, a snare's or a drum's stroke, while the look-back above still sees the
+    /// hit in both windows (~60 ms). Notes' own decays and tremolo stay under ~200 dB/s within
+    /// a window; above 400 Hz the limit grows with the pitch, as the one above.
+    public var hitDecayDecibelsPerSecond: Double = 250
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
     /// Semitones the player's written note lies above the sounding one (B♭ instrument: 2, E♭

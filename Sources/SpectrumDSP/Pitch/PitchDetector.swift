@@ -40,6 +40,9 @@ struct PitchDetector: ~Copyable {
     /// Energy ratio (this hop's window / the window `decayLookbackHops` hops earlier) below which
     /// the sound is decaying too fast to tune: a drum, or a note ending.
     private let percussiveEnergyRatio: Float
+    /// `hitDecayDecibelsPerSecond`: the fastest fall of energy from a window's oldest half to
+    /// its newest that is still a note (`holdsHit`).
+    private let hitDecayDecibelsPerSecond: Float
     /// ~50 ms of hops: a window's energy wobbles with the phase of a low note from hop to hop,
     /// a trend over several hops does not.
     private let decayLookbackHops: Int
@@ -148,6 +151,7 @@ struct PitchDetector: ~Copyable {
         establishedHops = max(1, Int((octave.establishedNoteSeconds / hopSeconds).rounded()))
         recentEnergies = RealtimeBuffer(count: decayLookbackHops)
         percussiveEnergyRatio = Float(pow(10, -configuration.percussiveDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
+        hitDecayDecibelsPerSecond = Float(configuration.hitDecayDecibelsPerSecond)
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
@@ -208,7 +212,9 @@ struct PitchDetector: ~Copyable {
         guard let winner = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean) else {
             return unvoiced()
         }
-        if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate { return shortWindowEstimate(shortEstimate, energyRatio: energyRatio) }
+        if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate {
+            return shortWindowEstimate(shortEstimate, energyRatio: energyRatio, history: history, mean: mean)
+        }
         let top = long.interpolatedPeak(at: winner.lag).height
         let periodFrames = winner.periodFrames
         let frequencyHz = sampleRateHz / periodFrames
@@ -216,7 +222,8 @@ struct PitchDetector: ~Copyable {
         // explain (Pearson: r = S / (S + N) for a periodic S in noise N, so (1 − r)·(S + N) = N).
         guard !isMainsHum(frequencyHz) else { return unvoiced() }
         noisePower = meanSquare * (1 - min(max(top, 0), 1))
-        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio) else { return unvoiced() }
+        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio),
+              !holdsHit(periodFrames: periodFrames, history: history, mean: mean) else { return unvoiced() }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
         //    note has settled over the whole long window.
         var windowDifferenceCents = Float.infinity
@@ -340,9 +347,11 @@ struct PitchDetector: ~Copyable {
     /// long window's energy over the decay look-back (1 when not falling fast). Not refined:
     /// the long window takes over within a few hops.
     @_noLocks
-    private mutating func shortWindowEstimate(_ estimate: RawPitch, energyRatio: Float) -> RawPitch {
+    private mutating func shortWindowEstimate(_ estimate: RawPitch, energyRatio: Float,
+                                              history: borrowing SampleHistory, mean: Float) -> RawPitch {
         _ = unvoiced()
-        guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio) else { return .unvoiced }
+        guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio),
+              !holdsHit(periodFrames: sampleRateHz / estimate.frequencyHz, history: history, mean: mean) else { return .unvoiced }
         hold(sampleRateHz / estimate.frequencyHz)
         return estimate
     }
@@ -383,6 +392,29 @@ struct PitchDetector: ~Copyable {
         let base = percussiveEnergyRatio, exponent = max(1, frequencyHz / Self.decayCornerHz)
         let allowedRatio = _unsafePerformance { powf(base, exponent) }
         return energyRatio < allowedRatio
+    }
+
+    /// Whether the long window holds a hit: its newest whole periods (as many as fit in half
+    /// the window) hold less energy than its oldest ones by more than `hitDecayDecibelsPerSecond`
+    /// over the time between them (growing above `decayCornerHz` as in `decaysTooFast`). A snare's
+    /// ~220 Hz body reads as a note for the ~60 ms its hit stays in the window, where the energy
+    /// of the window as a whole, and so the look-back of `decaysTooFast`, has not fallen yet;
+    /// whole periods, so a low note's phase does not move the halves' energies.
+    @_noLocks
+    private func holdsHit(periodFrames: Float, history: borrowing SampleHistory, mean: Float) -> Bool {
+        let count = long.windowFrames
+        let periods = max(1, Int(Float(count / 2) / periodFrames))
+        let span = min(count / 2, Int(Float(periods) * periodFrames + 0.5))
+        var older: Float = 0, newer: Float = 0
+        for index in 0..<span {
+            let old = history.latest(count, at: index) - mean, new = history.latest(count, at: count - span + index) - mean
+            older += old * old
+            newer += new * new
+        }
+        guard newer > 0, older > newer else { return false }
+        let seconds = Float(count - span) / sampleRateHz
+        let limit = hitDecayDecibelsPerSecond * max(1, sampleRateHz / periodFrames / Self.decayCornerHz)
+        return 10 * _unsafePerformance { log10f(older / newer) } > limit * seconds
     }
 
     /// `periodFrames` is this hop's pitch: it is held against an octave jump up, and counted as
