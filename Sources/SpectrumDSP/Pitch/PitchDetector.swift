@@ -43,6 +43,15 @@ struct PitchDetector: ~Copyable {
     /// `hitDecayDecibelsPerSecond`: the fastest fall of energy from a window's oldest half to
     /// its newest that is still a note (`holdsHit`).
     private let hitDecayDecibelsPerSecond: Float
+    /// `fallingPitchCents` (0 = off): the most a sound's pitch may fall since its energy last
+    /// rose and still be a note (`pitchFalls`).
+    private let fallingPitchCents: Float
+    /// The pitch read when the sound's energy last rose (or its pitch jumped), and on the hop
+    /// before this one (0 = none: that hop read no pitch at all).
+    private var glideStartHz: Float = 0
+    private var glidePreviousHz: Float = 0
+    /// Whether this hop read a pitch (gated or not), for `glidePreviousHz`.
+    private var glideReadThisHop = false
     /// ~50 ms of hops: a window's energy wobbles with the phase of a low note from hop to hop,
     /// a trend over several hops does not.
     private let decayLookbackHops: Int
@@ -109,6 +118,11 @@ struct PitchDetector: ~Copyable {
     /// (under a cent on a steady tone). The corpus's detuned notes (±7, ±23 ¢) lie ≥ 12 ¢ away.
     static let mainsHumToleranceCents: Float = 8
 
+    /// The largest step between two hops' pitches a glide follows: a semitone, as the tracker's
+    /// new note (`PitchTracker.Parameters.noteChangeSemitones`); a tom's body falls 15–120 cents
+    /// per hop.
+    static let glideStepLimitCents: Float = 100
+
     /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
     static let shortWindowLowestHz = 150.0
     /// r the short window's estimate must reach: with fewer periods in it, noise and a note's
@@ -152,6 +166,7 @@ struct PitchDetector: ~Copyable {
         recentEnergies = RealtimeBuffer(count: decayLookbackHops)
         percussiveEnergyRatio = Float(pow(10, -configuration.percussiveDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         hitDecayDecibelsPerSecond = Float(configuration.hitDecayDecibelsPerSecond)
+        fallingPitchCents = Float(configuration.fallingPitchCents)
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
@@ -178,6 +193,8 @@ struct PitchDetector: ~Copyable {
     mutating func detect(history: borrowing SampleHistory) -> RawPitch {
         // 1) The long window with its mean removed (Pearson), and its energy.
         let (mean, energy) = long.load(history)
+        if !glideReadThisHop { glidePreviousHz = 0 }
+        glideReadThisHop = false
         measuredRatioPeriods = (0, 0)
         let earlierEnergy = recentEnergies[recentEnergyIndex]
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
@@ -213,6 +230,7 @@ struct PitchDetector: ~Copyable {
             return unvoiced()
         }
         if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate {
+            guard !pitchFalls(shortEstimate.frequencyHz, energy: energy, earlierEnergy: earlierEnergy) else { return unvoiced() }
             return shortWindowEstimate(shortEstimate, energyRatio: energyRatio, history: history, mean: mean)
         }
         let top = long.interpolatedPeak(at: winner.lag).height
@@ -222,7 +240,8 @@ struct PitchDetector: ~Copyable {
         // explain (Pearson: r = S / (S + N) for a periodic S in noise N, so (1 − r)·(S + N) = N).
         guard !isMainsHum(frequencyHz) else { return unvoiced() }
         noisePower = meanSquare * (1 - min(max(top, 0), 1))
-        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio),
+        let fallen = pitchFalls(frequencyHz, energy: energy, earlierEnergy: earlierEnergy)
+        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
               !holdsHit(periodFrames: periodFrames, history: history, mean: mean) else { return unvoiced() }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
         //    note has settled over the whole long window.
@@ -417,6 +436,25 @@ struct PitchDetector: ~Copyable {
         return 10 * _unsafePerformance { log10f(older / newer) } > limit * seconds
     }
 
+    /// Whether the pitch read this hop, `frequencyHz`, lies more than `fallingPitchCents` under
+    /// the one read when the sound's energy last rose: a tom's body gliding down as it rings
+    /// (it decays at a plucked string's rate and repeats as well). The glide is followed over
+    /// consecutive hops that read a pitch, gated or not, in steps of at most
+    /// `glideStepLimitCents`; a larger step, a hop without any pitch or an energy rise over the
+    /// decay look-back (a new note, a new syllable, a new stroke) starts it again. Called once
+    /// per hop that reads a pitch.
+    @_noLocks
+    private mutating func pitchFalls(_ frequencyHz: Float, energy: Float, earlierEnergy: Float) -> Bool {
+        glideReadThisHop = true
+        let previous = glidePreviousHz, limit = Self.glideStepLimitCents
+        if previous <= 0 || energy > earlierEnergy || abs(1200 * _unsafePerformance { log2f(frequencyHz / previous) }) > limit {
+            glideStartHz = frequencyHz
+        }
+        glidePreviousHz = frequencyHz
+        let start = glideStartHz
+        return fallingPitchCents > 0 && 1200 * _unsafePerformance { log2f(start / frequencyHz) } > fallingPitchCents
+    }
+
     /// `periodFrames` is this hop's pitch: it is held against an octave jump up, and counted as
     /// established when it continues the last one.
     @_noLocks
@@ -581,6 +619,9 @@ struct PitchDetector: ~Copyable {
         noiseFloorMeanSquare = max(silenceGateMeanSquare, _unsafePerformance { powf(10, Self.initialNoiseFloorDecibels / 10) })
         heldPeriodFrames = 0
         heldHops = 0
+        glideStartHz = 0
+        glidePreviousHz = 0
+        glideReadThisHop = false
         _ = unvoiced()
     }
 }
