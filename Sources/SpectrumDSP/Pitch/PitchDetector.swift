@@ -231,7 +231,7 @@ struct PitchDetector: ~Copyable {
         }
         if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate {
             guard !pitchFalls(shortEstimate.frequencyHz, energy: energy, earlierEnergy: earlierEnergy) else { return unvoiced() }
-            return shortWindowEstimate(shortEstimate, energyRatio: energyRatio, history: history, mean: mean)
+            return shortWindowEstimate(shortEstimate, energyRatio: energyRatio)
         }
         let top = long.interpolatedPeak(at: winner.lag).height
         let periodFrames = winner.periodFrames
@@ -242,7 +242,7 @@ struct PitchDetector: ~Copyable {
         noisePower = meanSquare * (1 - min(max(top, 0), 1))
         let fallen = pitchFalls(frequencyHz, energy: energy, earlierEnergy: earlierEnergy)
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
-              !holdsHit(periodFrames: periodFrames, history: history, mean: mean) else { return unvoiced() }
+              !holdsHit(periodFrames: periodFrames) else { return unvoiced() }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
         //    note has settled over the whole long window.
         var windowDifferenceCents = Float.infinity
@@ -366,11 +366,10 @@ struct PitchDetector: ~Copyable {
     /// long window's energy over the decay look-back (1 when not falling fast). Not refined:
     /// the long window takes over within a few hops.
     @_noLocks
-    private mutating func shortWindowEstimate(_ estimate: RawPitch, energyRatio: Float,
-                                              history: borrowing SampleHistory, mean: Float) -> RawPitch {
+    private mutating func shortWindowEstimate(_ estimate: RawPitch, energyRatio: Float) -> RawPitch {
         _ = unvoiced()
         guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio),
-              !holdsHit(periodFrames: sampleRateHz / estimate.frequencyHz, history: history, mean: mean) else { return .unvoiced }
+              !holdsHit(periodFrames: sampleRateHz / estimate.frequencyHz) else { return .unvoiced }
         hold(sampleRateHz / estimate.frequencyHz)
         return estimate
     }
@@ -420,16 +419,11 @@ struct PitchDetector: ~Copyable {
     /// of the window as a whole, and so the look-back of `decaysTooFast`, has not fallen yet;
     /// whole periods, so a low note's phase does not move the halves' energies.
     @_noLocks
-    private func holdsHit(periodFrames: Float, history: borrowing SampleHistory, mean: Float) -> Bool {
+    private func holdsHit(periodFrames: Float) -> Bool {
         let count = long.windowFrames
         let periods = max(1, Int(Float(count / 2) / periodFrames))
         let span = min(count / 2, Int(Float(periods) * periodFrames + 0.5))
-        var older: Float = 0, newer: Float = 0
-        for index in 0..<span {
-            let old = history.latest(count, at: index) - mean, new = history.latest(count, at: count - span + index) - mean
-            older += old * old
-            newer += new * new
-        }
+        let older = long.loadedEnergy(from: 0, count: span), newer = long.loadedEnergy(from: count - span, count: span)
         guard newer > 0, older > newer else { return false }
         let seconds = Float(count - span) / sampleRateHz
         let limit = hitDecayDecibelsPerSecond * max(1, sampleRateHz / periodFrames / Self.decayCornerHz)
