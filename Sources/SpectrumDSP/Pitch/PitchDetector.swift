@@ -5,7 +5,8 @@ import SpectrumCore
 /// Fundamental frequency by normalised autocorrelation (seed 000's tuner; the correlation
 /// itself is `NormalisedAutocorrelation`).
 ///
-/// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay), the first key
+/// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay, a hit in the
+/// window, a pitch falling since the last energy rise: a drum), the first key
 /// maximum of the correlation of the long window (2.2 periods of the lowest note) and the reading of a
 /// short window (2.2 periods of 150 Hz, the newest 14.7 ms), one scored octave decision among
 /// the first key maximum, its octave below (or the held note there), its octave above (a note
