@@ -116,6 +116,19 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// and pianos (τ ≥ 0.3 s: ≤ 30 dB/s); above 400 Hz the limit grows with the pitch (a
     /// piano's top octaves decay faster).
     public var percussiveDecayDecibelsPerSecond: Double = 60
+    /// Windows whose newest half holds less energy than their oldest half by more than this
+    /// rate (dB/s between the halves' centres, each a whole number of periods) have no note:
+    /// they hold a hit, a snare's or a drum's stroke, while the look-back above still sees the
+    /// hit in both windows (~60 ms). Notes' own decays and tremolo stay under ~200 dB/s within
+    /// a window; above 400 Hz the limit grows with the pitch, as the one above.
+    public var hitDecayDecibelsPerSecond: Double = 300
+    /// Windows whose pitch has fallen by more than this (cents) since the sound's energy last
+    /// rose, in steps of at most a semitone per hop, have no note (0 = off): a tom's body glides
+    /// down as it rings (FluidR3's 141 → 119 Hz, 290 cents, in 180 ms) and repeats at its period as
+    /// well as a plucked string; a played note holds its pitch between attacks (vibrato swings
+    /// ±20 cents about it; a new note, a slide's new fret or a singer's next syllable brings new
+    /// energy). Chosen on the tuning part of `scripts/accuracy-pitch` (docs/accuracy.md).
+    public var fallingPitchCents: Double = 80
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
     /// Semitones the player's written note lies above the sounding one (B♭ instrument: 2, E♭

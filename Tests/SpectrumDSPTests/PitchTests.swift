@@ -249,6 +249,100 @@ import SpectrumCore
         #expect(!low.hasNote, "A3 decaying at 109 dB/s at \(sampleRateHz) Hz read \(low.frequencyHz) Hz")
     }
 
+    /// Snare hits: a 220 Hz body decaying at 290 dB/s (τ 30 ms) under a 12 ms burst of noise, every
+    /// 0.5 s. The body repeats well enough for a note while the hit is still in the window, and
+    /// the window's energy as a whole has not fallen yet (the look-back of the percussive-decay
+    /// gate sees the hit in both windows); its newest half has (`pitch.hit_decay_db_per_second`).
+    /// FluidR3's snare read 218–221 Hz for 1–2 frames at each hit this way (docs/accuracy.md).
+    @Test(arguments: sampleRates)
+    func snareHitsGiveNoNote(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        for seed: UInt64 in [1, 2, 3] {
+            var generator = SeededGenerator(seed: seed)
+            let interval = Int(0.5 * sampleRateHz)
+            let signal = (0..<(6 * interval)).map { index -> Float in
+                let seconds = Double(index % interval) / sampleRateHz
+                let noise = Double.random(in: -1...1, using: &generator)
+                return Float(0.6 * exp(-seconds / 0.03) * sin(2 * .pi * 220 * seconds) + exp(-seconds / 0.012) * noise)
+            }
+            analyzer.reset()
+            let voiced = OfflineDriver.frames(&analyzer, signal: signal).filter { $0.pitch.hasNote }.count
+            // At most one hit's attack (a window half silence, half hit reads like a note's start).
+            #expect(voiced <= 2, "snare hits (seed \(seed)) at \(sampleRateHz) Hz: \(voiced) frames had a note")
+        }
+    }
+
+    /// A plucked string is no hit: a harmonic tone whose upper partials die away faster than its
+    /// fundamental, after a 3 ms pick transient as loud as the tone, is read to a cent and from its
+    /// first 100 ms on, from E2 to E4.
+    @Test(arguments: sampleRates)
+    func pluckedNotesAfterAPickTransientAreRead(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        var generator = SeededGenerator(seed: 7)
+        let hopsPerSecond = AnalysisConfiguration().outputRateHz
+        for note in [40, 45, 50, 55, 59, 64] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let amplitudes = [0.5, 0.3, 0.2, 0.12, 0.08]
+            let signal = (0..<Int(0.4 * sampleRateHz)).map { index -> Float in
+                let seconds = Double(index) / sampleRateHz
+                var value = 0.5 * exp(-seconds / 0.003) * Double.random(in: -1...1, using: &generator)
+                for (harmonic, amplitude) in amplitudes.enumerated() {
+                    let number = Double(harmonic + 1)
+                    value += amplitude * exp(-seconds * number / 0.6) * sin(2 * .pi * frequencyHz * number * seconds)
+                }
+                return Float(value)
+            }
+            analyzer.reset()
+            let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
+            let first = readings.firstIndex { $0.noteNumber == Int32(note) }.map { Double($0 + 1) / hopsPerSecond }
+            #expect(first.map { $0 <= 0.1 } == true, "plucked MIDI \(note) at \(sampleRateHz) Hz: first read after \(first ?? .infinity) s")
+            #expect(abs(Self.centsError(readings.last!, expectedHz: frequencyHz)) < 1, "plucked MIDI \(note) at \(sampleRateHz) Hz: \(readings.last!.frequencyHz) Hz")
+        }
+    }
+
+    /// Tom strokes: a membrane's body gliding down from ~150 Hz to 118 Hz as it rings (300 cents,
+    /// τ 100 ms: 40–60 cents per 80 ms by the time it is read, as FluidR3's toms, 141 → 119 Hz),
+    /// decaying at 43 dB/s like a plucked string, with the inharmonic modes of a struck membrane
+    /// (1.59, 2.14, 2.30, 2.65 × f0) 20 dB down and a stick's click, every 0.5 s. It repeats at
+    /// its period as well as a note does; what tells it from one is its falling pitch
+    /// (`pitch.falling_pitch_cents`): the glide is not followed down. Once the body has settled
+    /// (from ~300 ms), its steady tail still reads as a note (a known issue: docs/accuracy.md).
+    @Test(arguments: sampleRates)
+    func tomStrokesGiveNoNote(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        var generator = SeededGenerator(seed: 5)
+        let interval = Int(0.5 * sampleRateHz)
+        var phases = [Double](repeating: 0, count: 5)
+        let modes = [1, 1.59, 2.14, 2.30, 2.65], amplitudes = [0.8, 0.08, 0.08, 0.08, 0.08]
+        let signal = (0..<(6 * interval)).map { index -> Float in
+            let seconds = Double(index % interval) / sampleRateHz
+            if index % interval == 0 { phases = phases.map { _ in 0 } }
+            let fundamentalHz = 118 * pow(2, 3 * exp(-seconds / 0.1) / 12)
+            var value = 0.4 * exp(-seconds / 0.005) * Double.random(in: -1...1, using: &generator)
+            for mode in modes.indices {
+                phases[mode] += 2 * .pi * fundamentalHz * modes[mode] / sampleRateHz
+                value += amplitudes[mode] * exp(-seconds / (mode == 0 ? 0.2 : 0.1)) * sin(phases[mode])
+            }
+            return Float(value)
+        }
+        let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
+        let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.5 * hopsPerSecond)
+        // While the body glides (the first 250 ms of each stroke) no reading follows it down by
+        // more than a semitone from the stroke's first reading (the term's 80 cents are counted
+        // from the raw estimate at the stroke's last energy rise; without it ~130 cents).
+        for stroke in 0..<6 {
+            let gliding = readings[(stroke * hopsPerStroke)..<min(readings.count, stroke * hopsPerStroke + Int(0.25 * hopsPerSecond))]
+            guard let first = gliding.first(where: \.hasNote) else { continue }
+            let lowest = gliding.filter(\.hasNote).map(\.frequencyHz).min()!
+            let fallCents = 1200 * log2(Double(first.frequencyHz / lowest))
+            #expect(fallCents <= 100, "tom stroke \(stroke) at \(sampleRateHz) Hz: followed its glide down \(fallCents) cents")
+        }
+        let voiced = readings.filter(\.hasNote).count
+        withKnownIssue("a tom's settled body reads as a note once its pitch no longer falls") {
+            #expect(voiced == 0, "tom strokes at \(sampleRateHz) Hz: \(voiced) frames had a note")
+        }
+    }
+
     /// A low guitar string: the fundamental and odd harmonics die away faster than the even ones,
     /// until the wave almost repeats at half its period (over 2 s they fall 28 dB, to 0.2 % of
     /// the energy; FluidR3's steel guitar G2 reaches −24 dB). The tuner must not jump an octave

@@ -95,6 +95,13 @@ struct NormalisedAutocorrelation: ~Copyable {
         return (mean, realtimeDotProduct(input, input, count: count))
     }
 
+    /// The energy (sum of squares) of samples `start ..< start + count` of the window `load`
+    /// loaded, its mean removed (oldest first). Real-time safe.
+    @_noLocks
+    func loadedEnergy(from start: Int, count: Int) -> Float {
+        realtimeDotProduct(input + start, input + start, count: count)
+    }
+
     /// The sum of `count` values in eight lanes: a single running sum is one dependent add per
     /// sample (the compiler may not reorder float additions), which made this loop a sizeable
     /// share of the tuner's cost. Real-time safe.

@@ -5,7 +5,8 @@ import SpectrumCore
 /// Fundamental frequency by normalised autocorrelation (seed 000's tuner; the correlation
 /// itself is `NormalisedAutocorrelation`).
 ///
-/// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay), the first key
+/// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay, a hit in the
+/// window, a pitch falling since the last energy rise: a drum), the first key
 /// maximum of the correlation of the long window (2.2 periods of the lowest note) and the reading of a
 /// short window (2.2 periods of 150 Hz, the newest 14.7 ms), one scored octave decision among
 /// the first key maximum, its octave below (or the held note there), its octave above (a note
@@ -40,6 +41,18 @@ struct PitchDetector: ~Copyable {
     /// Energy ratio (this hop's window / the window `decayLookbackHops` hops earlier) below which
     /// the sound is decaying too fast to tune: a drum, or a note ending.
     private let percussiveEnergyRatio: Float
+    /// `hitDecayDecibelsPerSecond`: the fastest fall of energy from a window's oldest half to
+    /// its newest that is still a note (`holdsHit`).
+    private let hitDecayDecibelsPerSecond: Float
+    /// `fallingPitchCents` (0 = off): the most a sound's pitch may fall since its energy last
+    /// rose and still be a note (`pitchFalls`).
+    private let fallingPitchCents: Float
+    /// The pitch read when the sound's energy last rose (or its pitch jumped), and on the hop
+    /// before this one (0 = none: that hop read no pitch at all).
+    private var glideStartHz: Float = 0
+    private var glidePreviousHz: Float = 0
+    /// Whether this hop read a pitch (gated or not), for `glidePreviousHz`.
+    private var glideReadThisHop = false
     /// ~50 ms of hops: a window's energy wobbles with the phase of a low note from hop to hop,
     /// a trend over several hops does not.
     private let decayLookbackHops: Int
@@ -106,6 +119,11 @@ struct PitchDetector: ~Copyable {
     /// (under a cent on a steady tone). The corpus's detuned notes (±7, ±23 ¢) lie ≥ 12 ¢ away.
     static let mainsHumToleranceCents: Float = 8
 
+    /// The largest step between two hops' pitches a glide follows: a semitone, as the tracker's
+    /// new note (`PitchTracker.Parameters.noteChangeSemitones`); a tom's body falls 15–120 cents
+    /// per hop.
+    static let glideStepLimitCents: Float = 100
+
     /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
     static let shortWindowLowestHz = 150.0
     /// r the short window's estimate must reach: with fewer periods in it, noise and a note's
@@ -148,6 +166,8 @@ struct PitchDetector: ~Copyable {
         establishedHops = max(1, Int((octave.establishedNoteSeconds / hopSeconds).rounded()))
         recentEnergies = RealtimeBuffer(count: decayLookbackHops)
         percussiveEnergyRatio = Float(pow(10, -configuration.percussiveDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
+        hitDecayDecibelsPerSecond = Float(configuration.hitDecayDecibelsPerSecond)
+        fallingPitchCents = Float(configuration.fallingPitchCents)
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
@@ -174,6 +194,8 @@ struct PitchDetector: ~Copyable {
     mutating func detect(history: borrowing SampleHistory) -> RawPitch {
         // 1) The long window with its mean removed (Pearson), and its energy.
         let (mean, energy) = long.load(history)
+        if !glideReadThisHop { glidePreviousHz = 0 }
+        glideReadThisHop = false
         measuredRatioPeriods = (0, 0)
         let earlierEnergy = recentEnergies[recentEnergyIndex]
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
@@ -208,7 +230,10 @@ struct PitchDetector: ~Copyable {
         guard let winner = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean) else {
             return unvoiced()
         }
-        if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate { return shortWindowEstimate(shortEstimate, energyRatio: energyRatio) }
+        if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate {
+            guard !pitchFalls(shortEstimate.frequencyHz, energy: energy, earlierEnergy: earlierEnergy) else { return unvoiced() }
+            return shortWindowEstimate(shortEstimate, energyRatio: energyRatio)
+        }
         let top = long.interpolatedPeak(at: winner.lag).height
         let periodFrames = winner.periodFrames
         let frequencyHz = sampleRateHz / periodFrames
@@ -216,7 +241,9 @@ struct PitchDetector: ~Copyable {
         // explain (Pearson: r = S / (S + N) for a periodic S in noise N, so (1 − r)·(S + N) = N).
         guard !isMainsHum(frequencyHz) else { return unvoiced() }
         noisePower = meanSquare * (1 - min(max(top, 0), 1))
-        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio) else { return unvoiced() }
+        let fallen = pitchFalls(frequencyHz, energy: energy, earlierEnergy: earlierEnergy)
+        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
+              !holdsHit(periodFrames: periodFrames) else { return unvoiced() }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
         //    note has settled over the whole long window.
         var windowDifferenceCents = Float.infinity
@@ -342,7 +369,8 @@ struct PitchDetector: ~Copyable {
     @_noLocks
     private mutating func shortWindowEstimate(_ estimate: RawPitch, energyRatio: Float) -> RawPitch {
         _ = unvoiced()
-        guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio) else { return .unvoiced }
+        guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio),
+              !holdsHit(periodFrames: sampleRateHz / estimate.frequencyHz) else { return .unvoiced }
         hold(sampleRateHz / estimate.frequencyHz)
         return estimate
     }
@@ -383,6 +411,43 @@ struct PitchDetector: ~Copyable {
         let base = percussiveEnergyRatio, exponent = max(1, frequencyHz / Self.decayCornerHz)
         let allowedRatio = _unsafePerformance { powf(base, exponent) }
         return energyRatio < allowedRatio
+    }
+
+    /// Whether the long window holds a hit: its newest whole periods (as many as fit in half
+    /// the window) hold less energy than its oldest ones by more than `hitDecayDecibelsPerSecond`
+    /// over the time between them (growing above `decayCornerHz` as in `decaysTooFast`). A snare's
+    /// ~220 Hz body reads as a note for the ~60 ms its hit stays in the window, where the energy
+    /// of the window as a whole, and so the look-back of `decaysTooFast`, has not fallen yet;
+    /// whole periods, so a low note's phase does not move the halves' energies.
+    @_noLocks
+    private func holdsHit(periodFrames: Float) -> Bool {
+        let count = long.windowFrames
+        let periods = max(1, Int(Float(count / 2) / periodFrames))
+        let span = min(count / 2, Int(Float(periods) * periodFrames + 0.5))
+        let older = long.loadedEnergy(from: 0, count: span), newer = long.loadedEnergy(from: count - span, count: span)
+        guard newer > 0, older > newer else { return false }
+        let seconds = Float(count - span) / sampleRateHz
+        let limit = hitDecayDecibelsPerSecond * max(1, sampleRateHz / periodFrames / Self.decayCornerHz)
+        return 10 * _unsafePerformance { log10f(older / newer) } > limit * seconds
+    }
+
+    /// Whether the pitch read this hop, `frequencyHz`, lies more than `fallingPitchCents` under
+    /// the one read when the sound's energy last rose: a tom's body gliding down as it rings
+    /// (it decays at a plucked string's rate and repeats as well). The glide is followed over
+    /// consecutive hops that read a pitch, gated or not, in steps of at most
+    /// `glideStepLimitCents`; a larger step, a hop without any pitch or an energy rise over the
+    /// decay look-back (a new note, a new syllable, a new stroke) starts it again. Called once
+    /// per hop that reads a pitch.
+    @_noLocks
+    private mutating func pitchFalls(_ frequencyHz: Float, energy: Float, earlierEnergy: Float) -> Bool {
+        glideReadThisHop = true
+        let previous = glidePreviousHz, limit = Self.glideStepLimitCents
+        if previous <= 0 || energy > earlierEnergy || abs(1200 * _unsafePerformance { log2f(frequencyHz / previous) }) > limit {
+            glideStartHz = frequencyHz
+        }
+        glidePreviousHz = frequencyHz
+        let start = glideStartHz
+        return fallingPitchCents > 0 && 1200 * _unsafePerformance { log2f(start / frequencyHz) } > fallingPitchCents
     }
 
     /// `periodFrames` is this hop's pitch: it is held against an octave jump up, and counted as
@@ -549,6 +614,9 @@ struct PitchDetector: ~Copyable {
         noiseFloorMeanSquare = max(silenceGateMeanSquare, _unsafePerformance { powf(10, Self.initialNoiseFloorDecibels / 10) })
         heldPeriodFrames = 0
         heldHops = 0
+        glideStartHz = 0
+        glidePreviousHz = 0
+        glideReadThisHop = false
         _ = unvoiced()
     }
 }
