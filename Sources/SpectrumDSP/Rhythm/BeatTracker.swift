@@ -144,10 +144,11 @@ struct BeatTracker {
         return (Float(weakShare), Float(accentShare), strong)
     }
 
-    /// Halves the grid's tempo (the estimator agreed half the tempo of a locked grid), keeping the parity of its beats that the hats mark when one does
-    /// clearly more (`phaseSwitchRatio`: swung eighths start on the beat, a one-drop's skank
-    /// chords fill the off-beats), else the parity with the stronger onsets. Reseeding from
-    /// scratch would weigh the off-beats afresh. Real-time safe.
+    /// Halves the grid's tempo (the estimator agreed half the tempo of a locked grid), keeping
+    /// the parity of its beats that the hats mark when one does clearly more
+    /// (`phaseSwitchRatio`: swung eighths start on the beat, a one-drop's skank chords fill the
+    /// off-beats), else the parity with the stronger onsets. Reseeding from scratch would weigh
+    /// the off-beats afresh. Real-time safe.
     @_noLocks
     private mutating func halveTempo(now: Double) {
         guard isLocked, periodFrames > 0 else { return }
