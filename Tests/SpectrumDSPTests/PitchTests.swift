@@ -600,6 +600,51 @@ import SpectrumCore
         }
     }
 
+    /// The held-out corpus's largest octave-error class: an organ read an octave up in its first
+    /// 400 ms (docs/accuracy.md, findings 13 and 15). An organ-like tone whose 4' rank (the even
+    /// partials) speaks at once while its 8' fundamental speaks late, from 25 dB under the second
+    /// partial to level with it over 400 ms (the odd partials 3 and 5 at −26 dB, a registration
+    /// without a strong 8' reed): its fundamental's note is read once the fundamental has
+    /// spoken (asserted, 500–800 ms), but from 100 to 400 ms only while the fundamental lies
+    /// within about 15 dB of the second partial (on the tuner of finding 15: A2 13, E3 and A3 11
+    /// of 19 frames, the rest the octave up). A known issue: within one window such a pipe
+    /// looks like a mutation over a missing fundamental (finding 13), and a path over hops that
+    /// must decide as it goes (finding 15) reads what the first windows held.
+    @Test(arguments: [45, 52, 57])
+    func anOrganLikeToneWhoseFundamentalSpeaksLateKeepsItsOctave(midiNote: Int) throws {
+        let sampleRateHz = 48_000.0
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let frequencyHz = TestSignals.frequencyHz(midiNote: Double(midiNote))
+        let upper: [Double] = [0, 1, 0.05, 0.5, 0.05, 0.3]  // partials 1–6; the fundamental apart
+        let seconds = 0.8, speakSeconds = 0.4, startDecibels = -25.0
+        let signal: [Float] = (0..<Int(seconds * sampleRateHz)).map { index in
+            let time = Double(index) / sampleRateHz
+            let fundamental = pow(10, startDecibels * (1 - min(1, time / speakSeconds)) / 20)
+            var value = fundamental * sin(2 * .pi * frequencyHz * time)
+            for (harmonic, amplitude) in upper.enumerated() where amplitude != 0 {
+                value += amplitude * sin(2 * .pi * frequencyHz * Double(harmonic + 1) * time + Double(harmonic))
+            }
+            return Float(0.1 * value * min(1, time / 0.02))
+        }
+        let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [800])
+        func count(from start: Double, to end: Double) -> (note: Int, octaveUp: Int, scored: Int) {
+            let scored = frames.filter { frame in
+                let time = Double(frame.streamFrame) / sampleRateHz
+                return time >= start && time <= end
+            }
+            let note = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(midiNote)) < 0.5 }.count
+            let octaveUp = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(midiNote + 12)) < 0.5 }.count
+            return (note, octaveUp, scored.count)
+        }
+        let spoken = count(from: 0.5, to: seconds)
+        #expect(spoken.note == spoken.scored, "MIDI \(midiNote), 500–800 ms: \(spoken.note) of \(spoken.scored) frames read the note")
+        let speaking = count(from: 0.1, to: speakSeconds)
+        withKnownIssue("an organ whose fundamental speaks late reads an octave up (docs/accuracy.md, finding 15)") {
+            #expect(speaking.note * 10 >= speaking.scored * 9,
+                    "MIDI \(midiNote), 100–400 ms: \(speaking.note) of \(speaking.scored) frames read the note, \(speaking.octaveUp) its octave up")
+        }
+    }
+
     /// A voice-like tone (a 5 Hz vibrato of ±20 cents, the fundamental 10 or 20 dB under the
     /// second partial) `seconds` long in pink noise at `signalToNoiseDecibels`, through the
     /// analyser: how many frames after the first 10 read the note and its octave up.
