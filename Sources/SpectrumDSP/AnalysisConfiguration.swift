@@ -131,9 +131,9 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// (docs/accuracy.md, Pitch, finding 15). 40 cents: over a vibrato's swing from where a note
     /// was struck (at 30 cents voices lose frames).
     public var fallingPitchCents: Double = 40
-    /// 800 cents/s (0 = off): the fastest mean fall that reads every tom of the tuning part's kit
-    /// as a drum (its slowest, 920 cents/s) — ten times a peg turned for drop D; a bend released
-    /// or a whammy dive after the note has rung for half a second falls slower on average.
+    /// 800 cents/s (0 = off): the highest limit tried that takes every tom of the tuning part's
+    /// kit for a drum (its slowest falls at 920 cents/s), eight times a peg turned for drop D; a
+    /// bend released or a whammy dive after the note has rung ~0.3 s falls slower on average.
     public var fallingPitchCentsPerSecond: Double = 800
     /// 10 dB/s: a drum decays (its slowest tom 17 dB/s), while a note in loud noise whose
     /// estimates wander keeps its window's energy (pink noise at 0 dB lost frames without it).
