@@ -122,13 +122,22 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// hit in both windows (~60 ms). Notes' own decays and tremolo stay under ~200 dB/s within
     /// a window; above 400 Hz the limit grows with the pitch, as the one above.
     public var hitDecayDecibelsPerSecond: Double = 300
-    /// Windows whose pitch has fallen by more than this (cents) since the sound's energy last
-    /// rose, in steps of at most a semitone per hop, have no note (0 = off): a tom's body glides
-    /// down as it rings (FluidR3's 141 → 119 Hz, 290 cents, in 180 ms) and repeats at its period as
-    /// well as a plucked string; a played note holds its pitch between attacks (vibrato swings
-    /// ±20 cents about it; a new note, a slide's new fret or a singer's next syllable brings new
-    /// energy). Chosen on the tuning part of `scripts/accuracy-pitch` (docs/accuracy.md).
-    public var fallingPitchCents: Double = 80
+    /// A falling pitch is a drum's body, not a note, when it has fallen by more than
+    /// `fallingPitchCents` since the sound's energy last rose, at a mean rate above
+    /// `fallingPitchCentsPerSecond` over all the time since, while the window's energy falls faster
+    /// than `fallingPitchDecayDecibelsPerSecond`: a tom's body glides down from its stroke on
+    /// (FluidR3's 141 → 119 Hz, 290 cents, in 180 ms) and repeats at its period as well as a
+    /// plucked string. Each chosen on the tuning part of `scripts/accuracy-pitch`
+    /// (docs/accuracy.md, Pitch, finding 16). 40 cents: over a vibrato's swing from where a note
+    /// was struck (at 30 cents voices lose frames).
+    public var fallingPitchCents: Double = 40
+    /// 800 cents/s (0 = off): the highest limit tried that takes every tom of the tuning part's
+    /// kit for a drum (its slowest falls at 920 cents/s), eight times a peg turned for drop D; a
+    /// bend released or a whammy dive after the note has rung ~0.3 s falls slower on average.
+    public var fallingPitchCentsPerSecond: Double = 800
+    /// 10 dB/s: a drum decays (its slowest tom 17 dB/s), while a note in loud noise whose
+    /// estimates wander keeps its window's energy (pink noise at 0 dB lost frames without it).
+    public var fallingPitchDecayDecibelsPerSecond: Double = 10
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
     /// Semitones the player's written note lies above the sounding one (B♭ instrument: 2, E♭

@@ -300,46 +300,124 @@ import SpectrumCore
         }
     }
 
-    /// Tom strokes: a membrane's body gliding down from ~150 Hz to 118 Hz as it rings (300 cents,
-    /// τ 100 ms: 40–60 cents per 80 ms by the time it is read, as FluidR3's toms, 141 → 119 Hz),
-    /// decaying at 43 dB/s like a plucked string, with the inharmonic modes of a struck membrane
-    /// (1.59, 2.14, 2.30, 2.65 × f0) 20 dB down and a stick's click, every 0.5 s. It repeats at
-    /// its period as well as a note does; what tells it from one is its falling pitch
-    /// (`pitch.falling_pitch_cents`): the glide is not followed down. Once the body has settled
-    /// (from ~300 ms), its steady tail still reads as a note (a known issue: docs/accuracy.md).
+    /// Tom strokes, every 0.5 s: a membrane's body gliding down as it rings — from 300 cents above
+    /// 118 Hz with a time constant of 100 ms (40–60 cents per 80 ms by the time it is read, as
+    /// FluidR3's toms, 141 → 119 Hz), from 300 cents above 165 Hz in 60 ms, and from 250 cents
+    /// above 88 Hz in 100 ms — decaying at 43 dB/s like a plucked string, with the inharmonic
+    /// modes of a struck membrane (1.59, 2.14, 2.30, 2.65 × f0) 20 dB down and a stick's click.
+    /// They repeat at their period as well as a note does; what tells them from one is their
+    /// glide: falling fast from the stroke on (`pitch.falling_pitch_cents_per_second`). The glide
+    /// is not followed down, and from 150 ms after each stroke on nothing is read, the body's
+    /// slower tail included (with a fall limit in cents alone, 2–68 frames of those were read:
+    /// the first frames before the fall reached 80 cents, and the 118 Hz tom's tail after its
+    /// glide passed 120 Hz, where the hum gate broke it). The stroke's first 2–4 frames, while
+    /// the window still fills with the stroke and its energy rises, still read as a note (a
+    /// known issue: docs/accuracy.md, Pitch, finding 16); for the 118 Hz tom they do not follow
+    /// its glide down by more than a semitone.
     @Test(arguments: sampleRates)
     func tomStrokesGiveNoNote(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
-        var generator = SeededGenerator(seed: 5)
-        let interval = Int(0.5 * sampleRateHz)
-        var phases = [Double](repeating: 0, count: 5)
-        let modes = [1, 1.59, 2.14, 2.30, 2.65], amplitudes = [0.8, 0.08, 0.08, 0.08, 0.08]
-        let signal = (0..<(6 * interval)).map { index -> Float in
-            let seconds = Double(index % interval) / sampleRateHz
-            if index % interval == 0 { phases = phases.map { _ in 0 } }
-            let fundamentalHz = 118 * pow(2, 3 * exp(-seconds / 0.1) / 12)
-            var value = 0.4 * exp(-seconds / 0.005) * Double.random(in: -1...1, using: &generator)
-            for mode in modes.indices {
-                phases[mode] += 2 * .pi * fundamentalHz * modes[mode] / sampleRateHz
-                value += amplitudes[mode] * exp(-seconds / (mode == 0 ? 0.2 : 0.1)) * sin(phases[mode])
+        // Whether the attack's readings are checked against the glide: the faster and the lower
+        // tom's first frames follow its start by up to 160 cents (the known issue below).
+        for (restingHz, glideCents, glideSeconds, attackChecked) in [(118.0, 300.0, 0.1, true), (165, 300, 0.06, false), (88, 250, 0.1, false)] {
+            var generator = SeededGenerator(seed: 5)
+            let interval = Int(0.5 * sampleRateHz)
+            var phases = [Double](repeating: 0, count: 5)
+            let modes = [1, 1.59, 2.14, 2.30, 2.65], amplitudes = [0.8, 0.08, 0.08, 0.08, 0.08]
+            let signal = (0..<(6 * interval)).map { index -> Float in
+                let seconds = Double(index % interval) / sampleRateHz
+                if index % interval == 0 { phases = phases.map { _ in 0 } }
+                let fundamentalHz = restingHz * pow(2, glideCents * exp(-seconds / glideSeconds) / 1200)
+                var value = 0.4 * exp(-seconds / 0.005) * Double.random(in: -1...1, using: &generator)
+                for mode in modes.indices {
+                    phases[mode] += 2 * .pi * fundamentalHz * modes[mode] / sampleRateHz
+                    value += amplitudes[mode] * exp(-seconds / (mode == 0 ? 0.2 : 0.1)) * sin(phases[mode])
+                }
+                return Float(value)
             }
-            return Float(value)
+            analyzer.reset()
+            let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
+            let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.5 * hopsPerSecond)
+            let tom = "\(Int(restingHz)) Hz tom at \(sampleRateHz) Hz"
+            for stroke in 0..<6 {
+                let start = stroke * hopsPerStroke, end = min(readings.count, start + hopsPerStroke)
+                // While the body glides no reading follows it down by more than a semitone.
+                let gliding = readings[start..<min(end, start + Int(0.25 * hopsPerSecond))]
+                if attackChecked, let first = gliding.first(where: \.hasNote) {
+                    let lowest = gliding.filter(\.hasNote).map(\.frequencyHz).min()!
+                    let fallCents = 1200 * log2(Double(first.frequencyHz / lowest))
+                    #expect(fallCents <= 100, "\(tom), stroke \(stroke): followed its glide down \(fallCents) cents")
+                }
+                let late = readings[min(end, start + Int(0.15 * hopsPerSecond))..<end].filter(\.hasNote).count
+                #expect(late == 0, "\(tom), stroke \(stroke): \(late) frames from 150 ms after the stroke had a note")
+            }
+            let voiced = readings.filter(\.hasNote).count
+            withKnownIssue("a tom stroke's first frames, while its energy still rises, read as a note") {
+                #expect(voiced == 0, "\(tom): \(voiced) frames had a note")
+            }
         }
+    }
+
+    /// A plucked string whose pitch follows `centsAt(seconds)` (cents from `baseHz`), with the
+    /// partials of `pluckedNotesAfterAPickTransientAreRead` decaying together at
+    /// `decayDecibelsPerSecond`.
+    static func glidingString(baseHz: Double, centsAt: (Double) -> Double, seconds: Double,
+                              decayDecibelsPerSecond: Double, sampleRateHz: Double) -> [Float] {
+        let amplitudes = [0.5, 0.3, 0.2, 0.12, 0.08]
+        var phase = 0.0
+        return (0..<Int(seconds * sampleRateHz)).map { index -> Float in
+            let time = Double(index) / sampleRateHz
+            phase += 2 * .pi * baseHz * pow(2, centsAt(time) / 1200) / sampleRateHz
+            let envelope = pow(10, -decayDecibelsPerSecond * time / 20)
+            var value = 0.0
+            for (harmonic, amplitude) in amplitudes.enumerated() { value += amplitude * sin(Double(harmonic + 1) * phase) }
+            return Float(envelope * value)
+        }
+    }
+
+    /// A string tuned down while it rings (drop D: E2 turned to D2 at the peg): plucked, held
+    /// 0.5 s, lowered 200 cents over 2 s (100 cents/s; a peg turns at tens of cents per second)
+    /// and left to ring 1 s, decaying at 12 dB/s throughout. It is read all the way down: every
+    /// frame of the turn has a note, and the last reads D2 to within 3 cents. A drum's body falls
+    /// ten times faster from its stroke on (`pitch.falling_pitch_cents_per_second`); with a
+    /// fall limit in cents alone it read no note once 80 cents under E2 (78.7 Hz).
+    @Test(arguments: sampleRates)
+    func aStringTunedDownWhileItRingsIsReadAllTheWayDown(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let e2 = TestSignals.frequencyHz(midiNote: 40), d2 = TestSignals.frequencyHz(midiNote: 38)
+        let signal = Self.glidingString(baseHz: e2, centsAt: { -200 * min(max(($0 - 0.5) / 2, 0), 1) }, seconds: 3.5,
+                                        decayDecibelsPerSecond: 12, sampleRateHz: sampleRateHz)
         let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
-        let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.5 * hopsPerSecond)
-        // While the body glides (the first 250 ms of each stroke) no reading follows it down by
-        // more than a semitone from the stroke's first reading (the term's 80 cents are counted
-        // from the raw estimate at the stroke's last energy rise; without it ~130 cents).
-        for stroke in 0..<6 {
-            let gliding = readings[(stroke * hopsPerStroke)..<min(readings.count, stroke * hopsPerStroke + Int(0.25 * hopsPerSecond))]
-            guard let first = gliding.first(where: \.hasNote) else { continue }
-            let lowest = gliding.filter(\.hasNote).map(\.frequencyHz).min()!
-            let fallCents = 1200 * log2(Double(first.frequencyHz / lowest))
-            #expect(fallCents <= 100, "tom stroke \(stroke) at \(sampleRateHz) Hz: followed its glide down \(fallCents) cents")
-        }
-        let voiced = readings.filter(\.hasNote).count
-        withKnownIssue("a tom's settled body reads as a note once its pitch no longer falls") {
-            #expect(voiced == 0, "tom strokes at \(sampleRateHz) Hz: \(voiced) frames had a note")
+        let hopsPerSecond = AnalysisConfiguration().outputRateHz
+        let turning = readings[Int(0.5 * hopsPerSecond)..<Int(2.5 * hopsPerSecond)]
+        let silent = turning.filter { !$0.hasNote }.count
+        #expect(silent == 0, "tuned down at \(sampleRateHz) Hz: \(silent) frames of the turn had no note")
+        let last = readings.last!
+        #expect(last.hasNote && abs(Self.centsError(last, expectedHz: d2)) < 3,
+                "tuned down at \(sampleRateHz) Hz: the last reading \(last.frequencyHz) Hz, D2 is \(d2) Hz")
+    }
+
+    /// A bend released: a string struck bent a whole tone up (G3 sounding A3), held 0.4 s, then
+    /// let down to G3 in 0.1 s and left to ring 0.8 s, decaying at 12 dB/s; and a whammy-bar dive,
+    /// E3 held 0.5 s and pushed down 500 cents in 0.3 s. Both fall fast, but only after the note
+    /// has sounded steady: their mean fall since the pluck stays under a drum's
+    /// (`pitch.falling_pitch_cents_per_second`). The end of each reads its last pitch to a few
+    /// cents; with a fall limit in cents alone neither read a note after its first 80 cents.
+    @Test(arguments: sampleRates)
+    func aReleasedBendAndAWhammyDiveAreRead(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let g3 = TestSignals.frequencyHz(midiNote: 55), e3 = TestSignals.frequencyHz(midiNote: 52)
+        let bend = Self.glidingString(baseHz: g3, centsAt: { 200 - 200 * min(max(($0 - 0.4) / 0.1, 0), 1) }, seconds: 1.3,
+                                      decayDecibelsPerSecond: 12, sampleRateHz: sampleRateHz)
+        let dive = Self.glidingString(baseHz: e3, centsAt: { -500 * min(max(($0 - 0.5) / 0.3, 0), 1) }, seconds: 1.3,
+                                      decayDecibelsPerSecond: 12, sampleRateHz: sampleRateHz)
+        for (name, signal, endHz) in [("released bend", bend, g3), ("whammy dive", dive, e3 * pow(2, -5.0 / 12))] {
+            analyzer.reset()
+            let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
+            let hopsPerSecond = AnalysisConfiguration().outputRateHz
+            let ringing = readings[Int(0.9 * hopsPerSecond)...]
+            let off = ringing.filter { !$0.hasNote || abs(Self.centsError($0, expectedHz: endHz)) >= 3 }.count
+            #expect(off == 0, "\(name) at \(sampleRateHz) Hz: \(off) of \(ringing.count) frames after it were not its end pitch")
         }
     }
 

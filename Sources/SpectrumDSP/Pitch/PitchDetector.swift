@@ -44,15 +44,22 @@ struct PitchDetector: ~Copyable {
     /// `hitDecayDecibelsPerSecond`: the fastest fall of energy from a window's oldest half to
     /// its newest that is still a note (`holdsHit`).
     private let hitDecayDecibelsPerSecond: Float
-    /// `fallingPitchCents` (0 = off): the most a sound's pitch may fall since its energy last
-    /// rose and still be a note (`pitchFalls`).
+    /// `fallingPitchCents`, `fallingPitchCentsPerSecond` (0 = off) per hop and
+    /// `fallingPitchDecayDecibelsPerSecond` as a ratio of window energies over the decay
+    /// look-back: what makes a falling pitch a drum's body (`pitchFalls`).
     private let fallingPitchCents: Float
+    private let fallingPitchCentsPerHop: Float
+    private let fallingPitchEnergyRatio: Float
     /// The pitch read when the sound's energy last rose (or its pitch jumped), and on the hop
     /// before this one (0 = none: that hop read no pitch at all).
     private var glideStartHz: Float = 0
     private var glidePreviousHz: Float = 0
     /// Whether this hop read a pitch (gated or not), for `glidePreviousHz`.
     private var glideReadThisHop = false
+    /// Hops since `glideStartHz` was read.
+    private var glideHops = 0
+    /// Whether this glide has been found to be a drum's body: it stays one until it starts again.
+    private var glideIsDrum = false
     /// ~50 ms of hops: a window's energy wobbles with the phase of a low note from hop to hop,
     /// a trend over several hops does not.
     private let decayLookbackHops: Int
@@ -168,6 +175,8 @@ struct PitchDetector: ~Copyable {
         percussiveEnergyRatio = Float(pow(10, -configuration.percussiveDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         hitDecayDecibelsPerSecond = Float(configuration.hitDecayDecibelsPerSecond)
         fallingPitchCents = Float(configuration.fallingPitchCents)
+        fallingPitchCentsPerHop = Float(configuration.fallingPitchCentsPerSecond * hopSeconds)
+        fallingPitchEnergyRatio = Float(pow(10, -configuration.fallingPitchDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
@@ -237,11 +246,12 @@ struct PitchDetector: ~Copyable {
         let top = long.interpolatedPeak(at: winner.lag).height
         let periodFrames = winner.periodFrames
         let frequencyHz = sampleRateHz / periodFrames
+        // The glide follows every pitch read, hum included (a tom's body may pass 120 Hz).
+        let fallen = pitchFalls(frequencyHz, energy: energy, earlierEnergy: earlierEnergy)
         // Hum is noise, all of it; of any other wave, the part r at its period does not
         // explain (Pearson: r = S / (S + N) for a periodic S in noise N, so (1 − r)·(S + N) = N).
         guard !isMainsHum(frequencyHz) else { return unvoiced() }
         noisePower = meanSquare * (1 - min(max(top, 0), 1))
-        let fallen = pitchFalls(frequencyHz, energy: energy, earlierEnergy: earlierEnergy)
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
               !holdsHit(periodFrames: periodFrames) else { return unvoiced() }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
@@ -431,9 +441,17 @@ struct PitchDetector: ~Copyable {
         return 10 * _unsafePerformance { log10f(older / newer) } > limit * seconds
     }
 
-    /// Whether the pitch read this hop, `frequencyHz`, lies more than `fallingPitchCents` under
-    /// the one read when the sound's energy last rose: a tom's body gliding down as it rings
-    /// (it decays at a plucked string's rate and repeats as well). The glide is followed over
+    /// Whether the pitch read this hop, `frequencyHz`, is a drum's body gliding down as it rings:
+    /// one decision on the glide since the sound's energy last rose. A tom's body falls from its
+    /// stroke on, fast (FluidR3's toms 900–3,800 cents/s over their first 17–50 ms read) and while
+    /// it decays, but rings and repeats as a plucked string does. A player's glide is slower (a
+    /// peg turned: tens of cents/s), or starts after the note has sounded steady (a bend
+    /// released, a whammy dive: their mean fall since the pluck stays slower), or keeps its
+    /// energy (a singer's portamento). So a glide is a drum's body once it has fallen more than
+    /// `fallingPitchCents` since its start at a mean rate above `fallingPitchCentsPerSecond`
+    /// over all the time since, while the window's energy falls faster than
+    /// `fallingPitchDecayDecibelsPerSecond` over the decay look-back; it stays one until it
+    /// starts again (a tom's slower tail is the same drum). The glide is followed over
     /// consecutive hops that read a pitch, gated or not, in steps of at most
     /// `glideStepLimitCents`; a larger step, a hop without any pitch or an energy rise over the
     /// decay look-back (a new note, a new syllable, a new stroke) starts it again. Called once
@@ -444,10 +462,18 @@ struct PitchDetector: ~Copyable {
         let previous = glidePreviousHz, limit = Self.glideStepLimitCents
         if previous <= 0 || energy > earlierEnergy || abs(1200 * _unsafePerformance { log2f(frequencyHz / previous) }) > limit {
             glideStartHz = frequencyHz
+            glideHops = 0
+            glideIsDrum = false
+        } else {
+            glideHops += 1
         }
         glidePreviousHz = frequencyHz
+        guard !glideIsDrum else { return true }
+        guard fallingPitchCentsPerHop > 0, glideHops > 0, energy < earlierEnergy * fallingPitchEnergyRatio else { return false }
         let start = glideStartHz
-        return fallingPitchCents > 0 && 1200 * _unsafePerformance { log2f(start / frequencyHz) } > fallingPitchCents
+        let fallCents = 1200 * _unsafePerformance { log2f(start / frequencyHz) }
+        glideIsDrum = fallCents > fallingPitchCents && fallCents > fallingPitchCentsPerHop * Float(glideHops)
+        return glideIsDrum
     }
 
     /// `periodFrames` is this hop's pitch: it is held against an octave jump up, and counted as
@@ -617,6 +643,8 @@ struct PitchDetector: ~Copyable {
         glideStartHz = 0
         glidePreviousHz = 0
         glideReadThisHop = false
+        glideHops = 0
+        glideIsDrum = false
         _ = unvoiced()
     }
 }
