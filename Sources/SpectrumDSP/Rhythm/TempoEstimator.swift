@@ -115,6 +115,12 @@ struct TempoEstimator: ~Copyable {
         /// double (tuning part: 0 read the one-drops double; 4, 6 and 8 moved `hiphop-86` to
         /// its half 0.5 s later; 10 and 14 as the old rules, track by track).
         var octaveMemoryWeight: Float = 10
+        /// Opinions in a row for the memory's side after which a contrary one moves it least:
+        /// a contrary opinion's step is `octaveMemoryStep / (1 + confidence)`, the confidence
+        /// counting the opinions for the memory's side (one less per contrary one), so one
+        /// contrary opinion no longer undoes a move the memory made (held out, `ballad-71` read
+        /// its double for 5 s on one).
+        var octaveMemoryConfidenceOpinions: Int = 3
     }
 
     /// The candidates' tempo ratios to the most salient period's tempo: 1, 2, ½, 3⁄2, ⅔, 3, ⅓,
@@ -191,6 +197,11 @@ struct TempoEstimator: ~Copyable {
     /// hops; 0: none), and their running mean, −1 (the faster) … +1 (the slower).
     private var octavePairSlowLag: Float = 0
     private var octaveMemory: Float = 0
+    /// Opinions for the memory's side of the pair, less one per contrary opinion, up to
+    /// `Parameters.octaveMemoryConfidenceOpinions`.
+    private var octaveMemoryConfidence = 0
+    /// The grid's opinion at the previous hop (`octaveOpinion`).
+    private var latestOpinionValue: Float = 0
     /// `r(period / 2) / r(period)` of the latest estimate (0 when the double is out of range).
     private var doubleTempoEvidence: Float = 0
     /// `r(period) / r(2·period)`: the latest estimate's, and the larger of the latest two
@@ -281,12 +292,16 @@ struct TempoEstimator: ~Copyable {
             hatLeadWeights[lag] += hatStep * (1 - hatLeadWeights[lag])
         }
 
-        // 3) A new estimate every interval, and at once when the beat grid's opinion turns the
-        //    pair's memory towards the other octave (the old rules moved at that hop).
+        // 3) A new estimate every interval, and at once when the beat grid forms an opinion
+        //    against the pair's memory (or on a pair without one; the old rules moved at that
+        //    hop). An opinion that lasts is taken again at the interval, not at every hop: a
+        //    moment of contrary evidence is one opinion.
         let opinion = octaveOpinion(grid)
+        let isNewOpinion = opinion.value != latestOpinionValue
+        latestOpinionValue = opinion.value
         hopsUntilEstimate -= 1
-        let turnsMemory = opinion.value * octaveMemory <= 0 && isRemembered(pairSlowLag: opinion.pairSlowLag)
-        guard hopsUntilEstimate <= 0 || (opinion.value != 0 && turnsMemory) else { return }
+        let againstMemory = opinion.value * octaveMemory <= 0 && isRemembered(pairSlowLag: opinion.pairSlowLag)
+        guard hopsUntilEstimate <= 0 || (opinion.value != 0 && isNewOpinion && againstMemory) else { return }
         hopsUntilEstimate = estimateIntervalHops
         rememberOctaveOpinion(opinion)
         let estimate = estimateBpm()
@@ -511,6 +526,7 @@ struct TempoEstimator: ~Copyable {
     private mutating func decide(_ estimate: Float) {
         if isOctaveMoveTheMemoryChose(estimate) {
             agreedBpm = estimate
+            octaveMemoryConfidence = parameters.octaveMemoryConfidenceOpinions
             recent = (estimate, estimate, 0)
             divergentCount = 0
             return
@@ -591,14 +607,23 @@ struct TempoEstimator: ~Copyable {
             if abs(lag - octavePairSlowLag) > 0.05 * lag && abs(2 * lag - octavePairSlowLag) > 0.1 * lag {
                 octavePairSlowLag = 0
                 octaveMemory = 0
+                octaveMemoryConfidence = 0
             }
         } else if agreedBpm <= 0 {
             octavePairSlowLag = 0
             octaveMemory = 0
+            octaveMemoryConfidence = 0
         }
         guard opinion.value != 0, isRemembered(pairSlowLag: opinion.pairSlowLag) else { return }
         octavePairSlowLag = opinion.pairSlowLag
-        octaveMemory += parameters.octaveMemoryStep * (opinion.value - octaveMemory)
+        var step = parameters.octaveMemoryStep
+        if opinion.value * octaveMemory < 0 {
+            step /= Float(1 + octaveMemoryConfidence)
+            octaveMemoryConfidence = max(0, octaveMemoryConfidence - 1)
+        } else {
+            octaveMemoryConfidence = min(parameters.octaveMemoryConfidenceOpinions, octaveMemoryConfidence + 1)
+        }
+        octaveMemory += step * (opinion.value - octaveMemory)
     }
 
     /// Whether `estimate` is the agreed tempo's other octave in the remembered pair, the one the
@@ -688,6 +713,8 @@ struct TempoEstimator: ~Copyable {
         latestHalfRatio = 0
         octavePairSlowLag = 0
         octaveMemory = 0
+        octaveMemoryConfidence = 0
+        latestOpinionValue = 0
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
         shownSalienceHigh = 0
