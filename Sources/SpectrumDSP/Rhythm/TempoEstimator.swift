@@ -19,9 +19,10 @@ import SpectrumCore
 /// the grid runs between, and a running mean of those opinions per pair (`octaveMemory`) is
 /// weighed for the pair's slower octave, so what the grid showed at one octave still counts
 /// at the other (a one-drop read at 140 leaves every other beat empty; read at 70 its skank
-/// chords look like a two-step's snares). A new opinion that turns the memory brings the
-/// estimate forward, and an octave move the memory chose is taken without waiting for a
-/// second estimate. Otherwise the shown tempo changes only when two of the
+/// chords look like a two-step's snares); a contrary opinion moves it less the more opinions
+/// (and the move they made) stand behind it, so one does not undo a move. A new opinion
+/// against the memory brings the estimate forward, and an octave move the memory chose is
+/// taken without waiting for a second estimate. Otherwise the shown tempo changes only when two of the
 /// last three estimates agree within ±5 BPM; three estimates in a row more than 10 BPM from the
 /// shown tempo (or without a tempo) drop the lock and restart the autocorrelation.
 ///
@@ -115,11 +116,12 @@ struct TempoEstimator: ~Copyable {
         /// double (tuning part: 0 read the one-drops double; 4, 6 and 8 moved `hiphop-86` to
         /// its half 0.5 s later; 10 and 14 as the old rules, track by track).
         var octaveMemoryWeight: Float = 10
-        /// Opinions in a row for the memory's side after which a contrary one moves it least:
-        /// a contrary opinion's step is `octaveMemoryStep / (1 + confidence)`, the confidence
-        /// counting the opinions for the memory's side (one less per contrary one), so one
-        /// contrary opinion no longer undoes a move the memory made (held out, `ballad-71` read
-        /// its double for 5 s on one).
+        /// The memory's full confidence, in opinions: a contrary opinion's step is
+        /// `octaveMemoryStep / (1 + confidence)`, the confidence counting the opinions for the
+        /// memory's side (one less per contrary one) and full once the memory moved the tempo,
+        /// so one contrary opinion does not undo a move (held out, `ballad-71` read its double
+        /// for 5 s on one). 0 and 1 let one undo it (`oneContraryOpinionDoesNotUndoTheMemorysMove`),
+        /// 2 is the least that holds; 3 for a margin (the tuning part is the same for each).
         var octaveMemoryConfidenceOpinions: Int = 3
     }
 
