@@ -7,8 +7,9 @@ import SpectrumCore
 /// failing (issue 14): a tonal click at any phase of the hop, four on the floor with off-beat
 /// open hats and sixteenth percussion (also under a clickless kick), funk's dotted-eighth
 /// groupings (read at ⅔ before; at 4⁄3 where the dotted eighth lasts whole hops: a known
-/// issue), a slow ballad's eighth hats, a tempo above the BPM range, a tempo change (the old
-/// period's evidence lingered for the autocorrelation's whole memory).
+/// issue), a slow ballad's eighth hats (also through a fill on its off-beats: a known issue), a
+/// tempo above the BPM range, a tempo change (the old period's evidence lingered for the
+/// autocorrelation's whole memory).
 @Suite struct RhythmClassTests {
     static let sampleRateHz = 48_000.0
 
