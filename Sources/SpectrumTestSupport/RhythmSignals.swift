@@ -113,6 +113,11 @@ public struct DrumPattern: Sendable {
     /// every beat of the double tempo and nowhere between).
     public static let ballad = DrumPattern(name: "ballad", events: [(0, .kick), (10, .kick), (4, .snare), (12, .snare), (0, .bass), (8, .bass)]
         + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
+    /// The ballad with a fill whose off-beats are as strong as its beats: a snare on every
+    /// "and" besides those on 2 and 4 (for a bar or two its grid's off-beats argue for the
+    /// double tempo, as a two-step's snares would).
+    public static let balladOffBeatFill = DrumPattern(name: "ballad, off-beat fill", events: ballad.events
+        + [2, 6, 10, 14].map { ($0, DrumVoice.snare) })
     /// Reggae one-drop (as the tempo benchmark's): kick and rim on beat 3 only, eighth hats, a
     /// skank chord (a tonal 1 kHz hit) on every off-beat, a bass on 1, 2, 2-and and 4. Its
     /// off-beats are as loud above the bass band as its beats, like a two-step's snares on a
@@ -148,7 +153,16 @@ extension TestSignals {
     /// starting `offsetSeconds` in, over optional pink noise.
     public static func rhythm(_ pattern: DrumPattern, segments: [(bpm: Double, seconds: Double)], sampleRateHz: Double,
                               offsetSeconds: Double = 0.137, noiseAmplitude: Double = 0, seed: UInt64 = 5) -> RhythmSignal {
-        let totalSeconds = segments.reduce(0) { $0 + $1.seconds }
+        rhythm(sections: segments.map { (pattern, $0.bpm, $0.seconds) }, sampleRateHz: sampleRateHz, offsetSeconds: offsetSeconds,
+               noiseAmplitude: noiseAmplitude, seed: seed)
+    }
+
+    /// Each section's pattern played at its tempo for its length in turn (bars continue across
+    /// a change; a bar a section cuts short is not finished by the next), starting
+    /// `offsetSeconds` in, over optional pink noise.
+    public static func rhythm(sections: [(pattern: DrumPattern, bpm: Double, seconds: Double)], sampleRateHz: Double,
+                              offsetSeconds: Double = 0.137, noiseAmplitude: Double = 0, seed: UInt64 = 5) -> RhythmSignal {
+        let totalSeconds = sections.reduce(0) { $0 + $1.seconds }
         var samples = noiseAmplitude > 0
             ? pinkNoise(sampleRateHz: sampleRateHz, seconds: totalSeconds, amplitude: noiseAmplitude, seed: seed)
             : [Float](repeating: 0, count: Int(totalSeconds * sampleRateHz))
@@ -168,7 +182,8 @@ extension TestSignals {
         var beats: [Double] = []
         var segmentStart = 0.0
         var barStart = offsetSeconds
-        for segment in segments {
+        for segment in sections {
+            let pattern = segment.pattern
             let segmentEnd = segmentStart + segment.seconds
             let stepSeconds = 60 / segment.bpm / Double(pattern.stepsPerBeat)
             while barStart < segmentEnd {

@@ -112,4 +112,29 @@ import SpectrumTestSupport
             }
         }
     }
+
+    /// A move the memory made is not undone by one contrary opinion: clicks at 171.4 BPM (21
+    /// hops) move to 85.7 on one opinion of the grid for the half (6 s); at 12 s the grid,
+    /// now at 85.7, says for one moment that its off-beats are as strong as its beats (an
+    /// opinion for the double). The tempo stays at 85.7 (with a memory that each opinion moves
+    /// half way, that one opinion took it back to 171.4 at once and kept it there).
+    @Test func oneContraryOpinionDoesNotUndoTheMemorysMove() {
+        var estimator = TempoEstimator(configuration: RhythmConfiguration(), frameRateHz: 60)
+        var readings: [Float] = []
+        for hop in 0..<(20 * 60) {
+            let agreed = estimator.agreedBpm
+            var grid = GridOctaveEvidence()
+            if agreed > 0 && hop >= 6 * 60 {
+                grid.bpm = agreed
+                // 6–6.1 s: every other beat of a grid at 171.4 nearly empty, the accent every four.
+                if hop < 6 * 60 + 6 && agreed > 135 { (grid.weakParityShare, grid.fourBeatAccentShare) = (0.2, 0.2) }
+                // 12–12.1 s: the off-beats of a grid at 85.7 as strong as its beats.
+                if hop >= 12 * 60 && hop < 12 * 60 + 6 && agreed < 100 { grid.offBeatShare = 1 }
+            }
+            estimator.update(flux: hop % 21 == 0 ? 1 : 0, hatFlux: 0, grid: grid)
+            if hop % 30 == 29 { readings.append(estimator.agreedBpm) }
+        }
+        #expect(abs(readings[10] - 171.4) < 1, "clicks at 171.4 before the grid's opinion: \(readings)")
+        #expect(readings[14...].allSatisfy { abs($0 - 85.7) < 1 }, "after the grid's opinion for the half, and one for the double at 12 s: \(readings)")
+    }
 }

@@ -19,9 +19,10 @@ import SpectrumCore
 /// the grid runs between, and a running mean of those opinions per pair (`octaveMemory`) is
 /// weighed for the pair's slower octave, so what the grid showed at one octave still counts
 /// at the other (a one-drop read at 140 leaves every other beat empty; read at 70 its skank
-/// chords look like a two-step's snares). A new opinion that turns the memory brings the
-/// estimate forward, and an octave move the memory chose is taken without waiting for a
-/// second estimate. Otherwise the shown tempo changes only when two of the
+/// chords look like a two-step's snares); a contrary opinion moves it less the more opinions
+/// (and the move they made) stand behind it, so one does not undo a move. A new opinion
+/// against the memory brings the estimate forward, and an octave move the memory chose is
+/// taken without waiting for a second estimate. Otherwise the shown tempo changes only when two of the
 /// last three estimates agree within ±5 BPM; three estimates in a row more than 10 BPM from the
 /// shown tempo (or without a tempo) drop the lock and restart the autocorrelation.
 ///
@@ -115,6 +116,13 @@ struct TempoEstimator: ~Copyable {
         /// double (tuning part: 0 read the one-drops double; 4, 6 and 8 moved `hiphop-86` to
         /// its half 0.5 s later; 10 and 14 as the old rules, track by track).
         var octaveMemoryWeight: Float = 10
+        /// The memory's full confidence, in opinions: a contrary opinion's step is
+        /// `octaveMemoryStep / (1 + confidence)`, the confidence counting the opinions for the
+        /// memory's side (one less per contrary one) and full once the memory moved the tempo,
+        /// so one contrary opinion does not undo a move (held out, `ballad-71` read its double
+        /// for 5 s on one). 0 and 1 let one undo it (`oneContraryOpinionDoesNotUndoTheMemorysMove`),
+        /// 2 is the least that holds; 3 for a margin (the tuning part is the same for each).
+        var octaveMemoryConfidenceOpinions: Int = 3
     }
 
     /// The candidates' tempo ratios to the most salient period's tempo: 1, 2, ½, 3⁄2, ⅔, 3, ⅓,
@@ -191,6 +199,11 @@ struct TempoEstimator: ~Copyable {
     /// hops; 0: none), and their running mean, −1 (the faster) … +1 (the slower).
     private var octavePairSlowLag: Float = 0
     private var octaveMemory: Float = 0
+    /// Opinions for the memory's side of the pair, less one per contrary opinion, up to
+    /// `Parameters.octaveMemoryConfidenceOpinions`.
+    private var octaveMemoryConfidence = 0
+    /// The grid's opinion at the previous hop (`octaveOpinion`).
+    private var latestOpinionValue: Float = 0
     /// `r(period / 2) / r(period)` of the latest estimate (0 when the double is out of range).
     private var doubleTempoEvidence: Float = 0
     /// `r(period) / r(2·period)`: the latest estimate's, and the larger of the latest two
@@ -281,12 +294,16 @@ struct TempoEstimator: ~Copyable {
             hatLeadWeights[lag] += hatStep * (1 - hatLeadWeights[lag])
         }
 
-        // 3) A new estimate every interval, and at once when the beat grid's opinion turns the
-        //    pair's memory towards the other octave (the old rules moved at that hop).
+        // 3) A new estimate every interval, and at once when the beat grid forms an opinion
+        //    against the pair's memory (or on a pair without one; the old rules moved at that
+        //    hop). An opinion that lasts is taken again at the interval, not at every hop: a
+        //    moment of contrary evidence is one opinion.
         let opinion = octaveOpinion(grid)
+        let isNewOpinion = opinion.value != latestOpinionValue
+        latestOpinionValue = opinion.value
         hopsUntilEstimate -= 1
-        let turnsMemory = opinion.value * octaveMemory <= 0 && isRemembered(pairSlowLag: opinion.pairSlowLag)
-        guard hopsUntilEstimate <= 0 || (opinion.value != 0 && turnsMemory) else { return }
+        let againstMemory = opinion.value * octaveMemory <= 0 && isRemembered(pairSlowLag: opinion.pairSlowLag)
+        guard hopsUntilEstimate <= 0 || (opinion.value != 0 && isNewOpinion && againstMemory) else { return }
         hopsUntilEstimate = estimateIntervalHops
         rememberOctaveOpinion(opinion)
         let estimate = estimateBpm()
@@ -511,6 +528,7 @@ struct TempoEstimator: ~Copyable {
     private mutating func decide(_ estimate: Float) {
         if isOctaveMoveTheMemoryChose(estimate) {
             agreedBpm = estimate
+            octaveMemoryConfidence = parameters.octaveMemoryConfidenceOpinions
             recent = (estimate, estimate, 0)
             divergentCount = 0
             return
@@ -591,14 +609,23 @@ struct TempoEstimator: ~Copyable {
             if abs(lag - octavePairSlowLag) > 0.05 * lag && abs(2 * lag - octavePairSlowLag) > 0.1 * lag {
                 octavePairSlowLag = 0
                 octaveMemory = 0
+                octaveMemoryConfidence = 0
             }
         } else if agreedBpm <= 0 {
             octavePairSlowLag = 0
             octaveMemory = 0
+            octaveMemoryConfidence = 0
         }
         guard opinion.value != 0, isRemembered(pairSlowLag: opinion.pairSlowLag) else { return }
         octavePairSlowLag = opinion.pairSlowLag
-        octaveMemory += parameters.octaveMemoryStep * (opinion.value - octaveMemory)
+        var step = parameters.octaveMemoryStep
+        if opinion.value * octaveMemory < 0 {
+            step /= Float(1 + octaveMemoryConfidence)
+            octaveMemoryConfidence = max(0, octaveMemoryConfidence - 1)
+        } else {
+            octaveMemoryConfidence = min(parameters.octaveMemoryConfidenceOpinions, octaveMemoryConfidence + 1)
+        }
+        octaveMemory += step * (opinion.value - octaveMemory)
     }
 
     /// Whether `estimate` is the agreed tempo's other octave in the remembered pair, the one the
@@ -688,6 +715,8 @@ struct TempoEstimator: ~Copyable {
         latestHalfRatio = 0
         octavePairSlowLag = 0
         octaveMemory = 0
+        octaveMemoryConfidence = 0
+        latestOpinionValue = 0
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
         shownSalienceHigh = 0
