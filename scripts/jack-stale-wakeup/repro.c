@@ -3,8 +3,9 @@
 // (as `jack_lsp` polling does). A client number freed while "spectrum" was still opening keeps
 // a stale wake-up entry in libjack's per-process table; "a440", given that number, is never run
 // (jackd: "a440 was not finished, state = Triggered"), and "spectrum" downstream stops too.
-// With --recover, a client that has not run within 0.3 s is closed (its close clears its own
-// entry) and opened again, up to 3 times: what Spectrum's supervisor and its test tone do.
+// With --recover, the tone checks that it runs right after opening and "spectrum" once the tone
+// is connected; a client not run within 0.3 s is closed (its close clears its own entry) and
+// opened again, up to 3 times: what Spectrum's test tone and its supervisor do.
 // Usage: repro OPENINGS [--recover]; prints the stalls. Private jackd, stopped by PID.
 #define _GNU_SOURCE
 #include <jack/jack.h>
@@ -65,6 +66,7 @@ int main(int argc, char **argv) {
     int recover = argc > 2 && strcmp(argv[2], "--recover") == 0;
     jack_set_error_function(quiet);
     jack_set_info_function(quiet);
+    setvbuf(stdout, NULL, _IOLBF, 0);
     snprintf(server, sizeof server, "stale-wakeup-%d", getpid());
     pid_t jackd = fork();
     if (jackd == 0) {
@@ -90,7 +92,9 @@ int main(int argc, char **argv) {
     for (int opening = 0; opening < openings; opening++) {
         atomic_store(&calls[0], 0);
         atomic_store(&calls[1], 0);
-        jack_client_t *spectrum = open_running("spectrum", 0, 0, recover, &reopened);
+        // As in the test: "spectrum" opens, then the tone (which checks that it runs, as
+        // ToneClient does), is connected into it; then "spectrum" is watched (its supervisor).
+        jack_client_t *spectrum = open_client("spectrum", 0, 0);
         jack_client_t *tone = open_running("a440", 1, 1, recover, &reopened);
         if (!spectrum || !tone) { fprintf(stderr, "cannot open a client on %s\n", server); break; }
         char source[128], destination[128];
@@ -98,11 +102,20 @@ int main(int argc, char **argv) {
         snprintf(destination, sizeof destination, "%s:in", jack_get_client_name(spectrum));
         jack_connect(tone, source, destination);
         usleep(100000);
+        for (int attempt = 1; recover && attempt < 3 && !runs(0); attempt++) {
+            jack_client_close(spectrum);
+            usleep(200000);
+            spectrum = open_client("spectrum", 0, 0);
+            snprintf(destination, sizeof destination, "%s:in", jack_get_client_name(spectrum));
+            jack_connect(tone, source, destination);
+            reopened++;
+        }
         int stalled = !runs(0) || !runs(1);
         stalls += stalled;
         if (stalled) printf("opening %d: stalled (spectrum %lu, a440 %lu callbacks)\n", opening, atomic_load(&calls[0]), atomic_load(&calls[1]));
         jack_client_close(tone);
         jack_client_close(spectrum);
+        if ((opening + 1) % 10 == 0) printf("  after %d openings: %d stalled, %d clients reopened\n", opening + 1, stalls, reopened);
     }
     printf("%s: %d stalls in %d openings (%d clients reopened)\n", recover ? "with recovery" : "without recovery", stalls, openings, reopened);
     for (int k = 0; k < 2; k++) { kill(churners[k], SIGKILL); waitpid(churners[k], NULL, 0); }
