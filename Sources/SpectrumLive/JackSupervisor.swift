@@ -237,6 +237,9 @@ final class JackSupervisor: @unchecked Sendable {
             guard configuration.reconnects, counters.pointee.shutDown.load(ordering: .acquiring) else { continue }
             retireDeadClient()
             reconnect()
+            // A new life on another server: nothing seen of the old one applies (the new
+            // client may even sit at the old one's address).
+            watch = StallWatch()
         }
     }
 
