@@ -179,10 +179,12 @@ final class LiveSession: @unchecked Sendable {
     }
 }
 
-/// One line on standard error when the JACK server is lost and when it is back.
+/// One line on standard error when the JACK server is lost, when it is back, and when our
+/// client was found stuck and reopened.
 struct ServerReport {
     private var lost = false
     private var reconnections = 0
+    private var stallRecoveries = 0
 
     mutating func note(_ status: LiveStatus) {
         if status.serverLostSeconds != nil, !lost {
@@ -193,6 +195,10 @@ struct ServerReport {
             reconnections = status.reconnections
             lost = false
             FileHandle.standardError.write(Data("\nspectrum: JACK server back: client '\(status.currentClientName)', \(Int(status.sampleRateHz)) Hz, period \(status.periodFrames) (reconnection \(reconnections))\n".utf8))
+        }
+        if status.stallRecoveries > stallRecoveries {
+            stallRecoveries = status.stallRecoveries
+            FileHandle.standardError.write(Data("\nspectrum: the JACK server ran on without running our client; reopened it as '\(status.currentClientName)' (recovery \(stallRecoveries))\n".utf8))
         }
     }
 }

@@ -44,6 +44,10 @@ public struct OnsetReading: BitwiseCopyable, Equatable, Sendable {
     /// Exact time of the onset in stream frames (fractional; the frame of the sharpest energy
     /// rise in the signal, found to about a millisecond). Meaningless when `strength == 0`.
     public var timeFrames: Double
+    /// When the onset's attack (`timeFrames`) reached the capture port, on JACK's clock
+    /// (`jack_get_time()` µs, capture latency subtracted): set with the frame's
+    /// `captureTimeMicroseconds` by the live host; 0 offline or without an onset.
+    public var captureTimeMicroseconds: UInt64 = 0
 
     @_noLocks
     public init(strength: Float, timeFrames: Double) {

@@ -212,11 +212,17 @@ public struct Analyzer: ~Copyable {
         @_noLocks get { UnsafePointer(latestFrame) }
     }
 
-    /// Sets `captureTimeMicroseconds` of the latest completed frame (the live host stamps each
-    /// frame after `consume` reports it complete and before pushing it). Real-time safe.
+    /// Sets `captureTimeMicroseconds` of the latest completed frame, and of its onset (the
+    /// frame's time less the onset's age in samples: the onset was located in the samples, it
+    /// lies up to a hop and a half before the frame's newest sample). The live host stamps each
+    /// frame after `consume` reports it complete and before pushing it. Real-time safe.
     @_noLocks
     public mutating func stampCaptureTime(microseconds: UInt64) {
         latestFrame.pointee.captureTimeMicroseconds = microseconds
+        guard latestFrame.pointee.onset.strength > 0 else { return }  // (isOnset is not @_noLocks)
+        let ageFrames = max(0, Double(latestFrame.pointee.streamFrame) - latestFrame.pointee.onset.timeFrames)
+        let ageMicroseconds = UInt64(ageFrames * 1_000_000 / sampleRateHz + 0.5)  // rounded (`.rounded()` is not @_noLocks)
+        latestFrame.pointee.onset.captureTimeMicroseconds = microseconds > ageMicroseconds ? microseconds - ageMicroseconds : 0
     }
 
     /// Feeds a whole block (any length, including 0) and pushes each completed frame into

@@ -14,7 +14,9 @@ import Synchronization
 ///   (jack2 #395: close can hang after many restarts; past `closeTimeoutSeconds` it is
 ///   abandoned), then opens a new one with back-off (100 ms rising to 2 s, forever), with a
 ///   fresh analyser at the server's rate, re-registers the ports, activates, and makes every
-///   remembered connection whose peer exists.
+///   remembered connection whose peer exists;
+/// - when the server's cycles run on but our process callback is never entered (the client is
+///   stuck, see `stallSeconds`): closes it and opens a new one the same way.
 ///
 /// Owns the current `JackIncarnation`; `LiveClient` owns the memory that outlives it.
 /// Thread-safe; not real-time code.
@@ -45,6 +47,14 @@ final class JackSupervisor: @unchecked Sendable {
     static let reconnectDelayGrowth = 1.5
     /// How often the thread looks at the graph events and the shutdown flag.
     static let intervalSeconds = 0.02
+    /// Our process callback not entered while the server's cycles advanced this much of its
+    /// time means the client is stuck and is reopened: libjack (jackd2 1.9.21, jack2 issue
+    /// 721) can leave a client waiting on a dead wake-up (docs/live.md, "A client that is never
+    /// run"). One second: far beyond a skipped cycle of a loaded dummy driver (≤ 0.1 s seen).
+    static let stallSeconds = 1.0
+    /// A reopen that did not help (e.g. a stuck client upstream holds ours too) doubles the
+    /// wait before the next one, up to this, so a graph stuck elsewhere is not churned.
+    static let stallMaximumSeconds = 64.0
 
     private struct State: @unchecked Sendable {
         /// The client's current life; nil while the server is lost and once stopped.
@@ -56,6 +66,7 @@ final class JackSupervisor: @unchecked Sendable {
         var reconnections = 0
         var abandonedClients = 0
         var lastReconnectError: String?
+        var stallRecoveries = 0
     }
 
     /// What `LiveClient.status()` reports of the client's life.
@@ -66,6 +77,8 @@ final class JackSupervisor: @unchecked Sendable {
         var serverLostSeconds: Double?
         var reconnections: Int
         var abandonedClients: Int
+        /// Times the client was found stuck and reopened.
+        var stallRecoveries: Int
         var dspLoadPercent: Double
         var clientName: String?
         var lastReconnectError: String?
@@ -204,6 +217,7 @@ final class JackSupervisor: @unchecked Sendable {
                 : state.lostSinceSeconds.map { now - $0 } ?? (dead ? 0 : nil)
             return LifeStatus(isStopped: state.isStopped, isShutDown: dead && !configuration.reconnects, serverLostSeconds: lostSeconds,
                               reconnections: state.reconnections, abandonedClients: state.abandonedClients,
+                              stallRecoveries: state.stallRecoveries,
                               dspLoadPercent: alive.map { Double(jack_cpu_load($0.client)) } ?? 0,
                               clientName: state.incarnation?.name, lastReconnectError: state.lastReconnectError)
         }
@@ -212,13 +226,78 @@ final class JackSupervisor: @unchecked Sendable {
     // MARK: The thread
 
     private func superviseUntilStopped() {
+        var watch = StallWatch()
         while !stopRequested.load(ordering: .acquiring) {
             usleep(UInt32(Self.intervalSeconds * 1_000_000))
             applyGraphEvents()
+            if configuration.reconnects && isStuck(&watch) {
+                recoverFromStall()
+                continue
+            }
             guard configuration.reconnects, counters.pointee.shutDown.load(ordering: .acquiring) else { continue }
             retireDeadClient()
             reconnect()
+            // A new life on another server: nothing seen of the old one applies (the new
+            // client may even sit at the old one's address).
+            watch = StallWatch()
         }
+    }
+
+    /// What the stall watch last saw of the client's life (supervisor thread only).
+    private struct StallWatch {
+        /// The client watched (a new life starts the watch afresh).
+        var client: OpaquePointer?
+        var callbacksEntered: UInt64 = 0
+        /// The server's frame time (`jack_last_frame_time`, the start of its latest cycle) when
+        /// our callback was last seen entered.
+        var progressFrame: UInt32 = 0
+        var thresholdSeconds = JackSupervisor.stallSeconds
+    }
+
+    /// True when the server's cycles advanced by `watch.thresholdSeconds` of its time since our
+    /// process callback was last entered. The cycles' frame time moves only when the server
+    /// runs a cycle (not while it is frozen or gone), and our callback is entered in every one
+    /// unless the client is stuck.
+    private func isStuck(_ watch: inout StallWatch) -> Bool {
+        state.withLock { state in
+            guard !state.isStopped, let incarnation = state.incarnation, !counters.pointee.shutDown.load(ordering: .acquiring) else {
+                watch.client = nil
+                return false
+            }
+            let entered = counters.pointee.callbacksEntered.load(ordering: .relaxed)
+            let frame = jack_last_frame_time(incarnation.client)
+            if watch.client != incarnation.client || entered != watch.callbacksEntered {
+                if watch.client == incarnation.client { watch.thresholdSeconds = Self.stallSeconds }  // it runs
+                watch.client = incarnation.client
+                watch.callbacksEntered = entered
+                watch.progressFrame = frame
+                return false
+            }
+            guard Double(frame &- watch.progressFrame) >= watch.thresholdSeconds * Double(incarnation.sampleRateHz) else { return false }
+            watch.thresholdSeconds = min(watch.thresholdSeconds * 2, Self.stallMaximumSeconds)
+            watch.client = nil
+            return true
+        }
+    }
+
+    /// Closes the stuck client (its own wake-up entry in libjack goes with it) and opens a new
+    /// one with the ports, callbacks and remembered connections, as after a server restart.
+    private func recoverFromStall() {
+        let stuck: JackIncarnation? = state.withLock { state in
+            guard !state.isStopped else { return nil }
+            defer { state.incarnation = nil }
+            return state.incarnation
+        }
+        guard let stuck else { return }
+        closeBounded(stuck, serverGone: false)
+        // Our ports' connections went with the closed client: those disconnections are ours,
+        // not someone's wish to forget them.
+        _ = graphEvents.takeAll()
+        state.withLock { state in
+            state.memory.serverLost()
+            state.stallRecoveries += 1
+        }
+        reconnect(countsAsReconnection: false)
     }
 
     private func applyGraphEvents() {
@@ -248,9 +327,15 @@ final class JackSupervisor: @unchecked Sendable {
             return state.incarnation
         }
         guard let dead else { return }
+        closeBounded(dead, serverGone: true)
+    }
+
+    /// Closes `incarnation` on a thread of its own and waits at most `closeTimeoutSeconds`; a
+    /// close that hangs is abandoned (counted, its memory never freed under a JACK thread).
+    private func closeBounded(_ incarnation: JackIncarnation, serverGone: Bool) {
         let closed = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            dead.close(serverGone: true)
+            incarnation.close(serverGone: serverGone)
             closed.signal()
         }
         if closed.wait(timeout: .now() + Self.closeTimeoutSeconds) == .timedOut {
@@ -261,12 +346,12 @@ final class JackSupervisor: @unchecked Sendable {
     /// Opens a new client with back-off until one runs, or `stop()`. A back-off pause ends
     /// early when jackd2's server socket is created anew, so a server that comes back after a
     /// long absence is joined within ~100 ms, not up to the 2 s step.
-    private func reconnect() {
+    private func reconnect(countsAsReconnection: Bool = true) {
         var delaySeconds = Self.reconnectFirstDelaySeconds
         let socket = ServerSocketWatch(serverName: configuration.serverName)
         while !stopRequested.load(ordering: .acquiring) {
             do {
-                try openNextIncarnation()
+                try openNextIncarnation(countsAsReconnection: countsAsReconnection)
                 return
             } catch {
                 state.withLock { $0.lastReconnectError = error.description }
@@ -280,7 +365,7 @@ final class JackSupervisor: @unchecked Sendable {
     /// One attempt: open; a fresh analyser at the server's rate (the audio is discontinuous, and
     /// the rate or period may have changed); ports and callbacks; activate; then every
     /// remembered connection whose peer exists (the others are made when their ports appear).
-    private func openNextIncarnation() throws(LiveClientError) {
+    private func openNextIncarnation(countsAsReconnection: Bool) throws(LiveClientError) {
         membership.lock()
         defer { membership.unlock() }
         let client = try JackIncarnation.openClient(configuration)
@@ -308,7 +393,7 @@ final class JackSupervisor: @unchecked Sendable {
             state.incarnation = incarnation
             state.lostSinceSeconds = nil
             state.lastReconnectError = nil
-            state.reconnections += 1
+            if countsAsReconnection { state.reconnections += 1 }
             for connection in state.memory.remembered where incarnation.peerExists(connection.peer) {
                 incarnation.connect(connection)
             }

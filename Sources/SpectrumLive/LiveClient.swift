@@ -290,6 +290,7 @@ public final class LiveClient: @unchecked Sendable {
             serverLostSeconds: life.serverLostSeconds,
             reconnections: life.reconnections,
             abandonedClients: life.abandonedClients,
+            stallRecoveries: life.stallRecoveries,
             currentClientName: life.clientName ?? clientName,
             lastReconnectError: life.lastReconnectError,
             midiClock: midiClockPortName.map { portName in
@@ -354,6 +355,12 @@ public final class LiveClient: @unchecked Sendable {
     /// sample-rate callback does. For tests and benchmarks.
     func replaceAnalyzer(sampleRateHz: Double) throws(AnalysisConfigurationError) {
         try exchange.install(sampleRateHz: sampleRateHz)
+    }
+
+    /// Runs `body` with the JACK client of the current life (nil while the server is lost or
+    /// once stopped). For tests that act on the client behind the supervisor's back.
+    func withJackClient<Result>(_ body: (OpaquePointer) -> Result) -> Result? {
+        supervisor.withLiveIncarnation { body($0.client) }
     }
 
     /// Retired analysers not yet freed (for tests).

@@ -209,6 +209,9 @@ public struct LiveStatus: Sendable, Equatable {
     public var reconnections: Int
     /// Dead clients whose `jack_client_close` did not return within the time bound.
     public var abandonedClients: Int
+    /// Times the client was found stuck (the server's cycles ran on, our callback was not
+    /// entered for `JackSupervisor.stallSeconds`) and reopened; docs/live.md.
+    public var stallRecoveries: Int
     /// The client name in use now (JACK may give another after a reconnection).
     public var currentClientName: String
     /// Why the latest reconnection attempt failed (nil once one succeeds).

@@ -524,8 +524,12 @@ final class PublisherWorker: @unchecked Sendable {
 
         // 2) Every rig renders the frame once; its datagrams go to each of its targets.
         let tag = timeTag(captureMicroseconds: frame.captureTimeMicroseconds)
+        // An onset with an acoustic time of its own (live) goes in a bundle of its own, tagged
+        // with its attack, as a beat is with its beat.
+        let onsetCapture = frame.onset.isOnset ? frame.onset.captureTimeMicroseconds : 0
+        let onsetTag = onsetCapture != 0 ? timeTag(captureMicroseconds: onsetCapture) : nil
         for (renderer, targets) in input.renderers {
-            renderer.render(frame, context: context, timeTag: tag) { send($0, to: targets) }
+            renderer.render(frame, context: context, timeTag: tag, onsetTimeTag: onsetTag == .immediate ? nil : onsetTag) { send($0, to: targets) }
         }
         // 3) WLED: a 44-byte packet, at most 50 a second of audio.
         if first, let wled, wled.encoder.packet(for: frame, into: wledPacket) {

@@ -23,8 +23,40 @@ public final class ToneClient: @unchecked Sendable {
 
     /// Plays a sine of `frequencyHz`, or, with `loop`, those samples over and over (times
     /// `amplitude`; e.g. a drum pattern a whole number of bars long).
+    ///
+    /// Returns once its process callback has run. A client of this process can be opened on a
+    /// stale libjack wake-up entry (jack2 issue 721, docs/live.md "A client that is never run")
+    /// and then is never run: such a client is closed (which clears the entry) and opened
+    /// again, up to `openAttempts` times.
     public init(serverName: String?, clientName: String = "tone", frequencyHz: Double = 1000, amplitude: Double = 0.5,
                 loop: [Float]? = nil) throws {
+        var attempt = 1
+        while true {
+            let (client, port, context) = try Self.open(serverName: serverName, clientName: clientName, frequencyHz: frequencyHz,
+                                                        amplitude: amplitude, loop: loop)
+            if Self.runs(context) || attempt == Self.openAttempts {
+                self.client = client
+                self.clientName = String(cString: jack_get_client_name(client))
+                outputPortName = String(cString: jack_port_name(port))
+                self.context = context
+                return
+            }
+            jack_deactivate(client)
+            jack_client_close(client)
+            Self.free(context)
+            // Let this process's other clients take the server's news of the close first (they
+            // clear the entry of its number on it, and must not clear the next client's).
+            usleep(200_000)
+            attempt += 1
+        }
+    }
+
+    static let openAttempts = 3
+    /// How long a new client may take to run its first cycle before it is taken as never run.
+    static let firstCycleSeconds = 2.0
+
+    private static func open(serverName: String?, clientName: String, frequencyHz: Double, amplitude: Double, loop: [Float]?) throws
+        -> (OpaquePointer, OpaquePointer, UnsafeMutablePointer<ToneContext>) {
         var status = jack_status_t(0)
         let opened: OpaquePointer? = clientName.withCString { name in
             if let serverName {
@@ -39,28 +71,38 @@ public final class ToneClient: @unchecked Sendable {
             jack_client_close(client)
             throw OpenError(description: "tone client: cannot register port")
         }
-        self.client = client
-        self.clientName = String(cString: jack_get_client_name(client))
-        outputPortName = String(cString: jack_port_name(port))
-        context = .allocate(capacity: 1)
+        let context = UnsafeMutablePointer<ToneContext>.allocate(capacity: 1)
         context.initialize(to: ToneContext(client: client, port: port, sampleRateHz: Double(jack_get_sample_rate(client)), loop: loop))
         context.pointee.frequencyBits.store(frequencyHz.bitPattern, ordering: .relaxed)
         context.pointee.amplitudeBits.store(amplitude.bitPattern, ordering: .relaxed)
         jack_set_process_callback(client, toneProcess, context)
         guard jack_activate(client) == 0 else {
             jack_client_close(client)
-            context.pointee.loop?.deallocate()
-            context.deinitialize(count: 1)
-            context.deallocate()
+            free(context)
             throw OpenError(description: "tone client: cannot activate")
         }
+        return (client, port, context)
+    }
+
+    /// True once the process callback has run, false if it has not within `firstCycleSeconds`.
+    private static func runs(_ context: UnsafeMutablePointer<ToneContext>) -> Bool {
+        let deadline = Date().addingTimeInterval(firstCycleSeconds)
+        while Date() < deadline {
+            if context.pointee.callbacks.load(ordering: .relaxed) > 0 { return true }
+            usleep(2_000)
+        }
+        return false
+    }
+
+    private static func free(_ context: UnsafeMutablePointer<ToneContext>) {
+        context.pointee.loop?.deallocate()
+        context.deinitialize(count: 1)
+        context.deallocate()
     }
 
     deinit {
         stop()
-        context.pointee.loop?.deallocate()
-        context.deinitialize(count: 1)
-        context.deallocate()
+        Self.free(context)
     }
 
     /// Connects `out` to `destination` (a full port name such as `spectrum:in`).

@@ -202,6 +202,21 @@ import Testing
         let steps = zip(tags.dropFirst(), tags).map { $0 - $1 }
         #expect(steps.allSatisfy { abs($0 - 0.5) < 0.02 }, "beat time-tag steps \(steps)")
 
+        // Every /onset (a click) alone in its bundle, just before its frame's, tagged with the
+        // click's attack: 0.5 s apart to a couple of ms, and 0–35 ms before its frame's tag.
+        func seconds(_ bundle: OSCReceiver.Bundle) -> Double { Double(bundle.timeTag.seconds) + Double(bundle.timeTag.fraction) / 4_294_967_296 }
+        let bundles = receiver.bundles.filter { $0.arrival < relearnAt }
+        let onsetIndices = bundles.indices.filter { bundles[$0].message("/spectrum/onset") != nil }
+        #expect(onsetIndices.count >= 6, "\(onsetIndices.count) onsets in the 8 s before re-learning")
+        #expect(onsetIndices.allSatisfy { bundles[$0].messages.count == 1 }, "an /onset shared a bundle")
+        let onsetTags = onsetIndices.map { seconds(bundles[$0]) }
+        let onsetSteps = zip(onsetTags.dropFirst(), onsetTags).map { $0 - $1 }.sorted()
+        #expect(onsetSteps.count >= 5 && abs(onsetSteps[onsetSteps.count / 2] - 0.5) < 0.002, "onset time-tag steps \(onsetSteps)")
+        for index in onsetIndices where index + 1 < bundles.count && bundles[index + 1].message("/spectrum/bands") != nil {
+            let lead = seconds(bundles[index + 1]) - seconds(bundles[index])
+            #expect(lead >= 0 && lead <= 0.035, "the onset's tag \(lead) s before its frame's")
+        }
+
         // Re-learning drops the tempo, then locks again and counts from 1.
         let framesAfter = receiver.bundles.filter { $0.arrival > relearnAt && $0.message("/spectrum/tempo") != nil }
         #expect(framesAfter.contains { $0.message("/spectrum/tempo")!.floats[0] == 0 }, "no unlocked frame after SIGUSR1")

@@ -78,4 +78,35 @@ import SpectrumCore
     @Test func pluckedTonesAtRandomHopPhasesAreTimedToTheirAttack() throws {
         try Self.expectOnsetsAtAttacks(Self.signal(count: 24, seed: 41, voice: Self.pluck), "plucks")
     }
+
+    /// Stamped as the live host stamps each frame (its newest sample at a capture time on
+    /// JACK's clock), an onset gets the capture time of its attack: the frame's less the
+    /// onset's age in samples, to the microsecond; frames without an onset leave it 0.
+    @Test func anOnsetIsStampedWithTheCaptureTimeOfItsAttack() throws {
+        let signal = Self.signal(count: 6, seed: 7, voice: Self.click)
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: Self.sampleRateHz)
+        let startMicroseconds: UInt64 = 7_000_000_000
+        var stamped: [AnalysisFrame] = []
+        try signal.samples.withUnsafeBufferPointer { buffer in
+            let base = try #require(buffer.baseAddress)
+            var offset = 0
+            while offset < buffer.count {
+                let step = analyzer.consume(base + offset, frameCount: min(256, buffer.count - offset))
+                offset += step.consumed
+                guard step.frameCompleted else { continue }
+                // The newest sample of the frame is sample streamFrame − 1 of the stream.
+                let newest = Double(analyzer.frame.pointee.streamFrame)
+                analyzer.stampCaptureTime(microseconds: startMicroseconds + UInt64((newest * 1_000_000 / Self.sampleRateHz).rounded()))
+                stamped.append(analyzer.frame.pointee)
+            }
+        }
+        let onsets = stamped.filter { $0.onset.isOnset }
+        #expect(onsets.count == signal.attacks.count)
+        for frame in onsets {
+            let expected = Double(startMicroseconds) + frame.onset.timeFrames * 1_000_000 / Self.sampleRateHz
+            #expect(abs(Double(frame.onset.captureTimeMicroseconds) - expected) <= 1, "onset at \(frame.onset.timeFrames)")
+            #expect(frame.onset.captureTimeMicroseconds < frame.captureTimeMicroseconds)
+        }
+        #expect(stamped.filter { !$0.onset.isOnset }.allSatisfy { $0.onset.captureTimeMicroseconds == 0 })
+    }
 }

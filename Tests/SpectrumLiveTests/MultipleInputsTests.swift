@@ -186,24 +186,12 @@ struct MultipleInputs {
         let tone = try ToneClient(serverName: server.name, clientName: "a440", frequencyHz: 440, amplitude: 0.5)
         defer { tone.stop() }
         for name in ["concert", "baroque"] { try server.connect(tone.outputPortName, "\(client.clientName):\(name)") }
+        // Right after a restart, clients of this process can be opened on a stale libjack
+        // wake-up entry and never run (jack2 issue 721; seen here about one run in ten under
+        // load, docs/live.md): the tone client then reopens itself, our client is reopened by
+        // its supervisor. Either way the notes come.
         let notes = await latestNotes(of: [0, 1], from: client)
-        // About one run in ten under load, the graph stalls right after the restart: jackd's log
-        // says the new peer (a440) "was not finished, state = Triggered" every cycle, our client
-        // ran ~17 cycles and then is never triggered (it lies downstream), no frame arrives. The
-        // suspect is libjack's process-wide semaphore table, whose entries are looked up by
-        // client number and kept across a server's death (not confirmed). Unless the graph is
-        // seen stalled (the server's cycles run, reported as xruns, our callback does not), the
-        // notes are asserted.
-        let before = client.status()
-        try await Task.sleep(for: .milliseconds(500))
-        let after = client.status()
-        if notes == nil && after.callbacks == before.callbacks && after.xruns > before.xruns {
-            withKnownIssue("the JACK graph stalled after the restart: no frame in 10 s (a peer stuck Triggered)", isIntermittent: true) {
-                Issue.record("no frames after the restart (\(client.status().callbacks) callbacks, \(client.status().xruns) xruns)")
-            }
-        } else {
-            #expect(notes == [69, 70])
-        }
+        #expect(notes == [69, 70], "\(client.status().callbacks) callbacks, \(client.status().stallRecoveries) stall recoveries")
     }
 
     @Test("An input's own settings that cannot run (at start, or over a changed shared configuration) are refused in one line naming the input")

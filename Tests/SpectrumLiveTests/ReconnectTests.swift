@@ -1,3 +1,4 @@
+import CJack
 import CAllocationCounter
 import Foundation
 import SpectrumTestSupport
@@ -136,6 +137,30 @@ struct Reconnection {
         client.stop()
         #expect(client.status().abandonedClients == 0)
         #expect(allocation_tally_allocations(processThreadTally) == allocationsBefore, "allocations on the process thread")
+    }
+
+    @Test("A client the server no longer runs while the server runs on is found stuck within seconds and reopened, once")
+    func stuckClientIsReopened() async throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let client = try LiveClient(configuration: liveConfiguration(server: server))
+        defer { client.stop() }
+        #expect(await framesArrive(client, within: 5))
+        // Stuck on purpose: deactivated behind its back, the client stays open and in the
+        // server, whose cycles run on, but its process callback is never called again (what a
+        // stale libjack wake-up does, docs/live.md "A client that is never run").
+        #expect(client.withJackClient { jack_deactivate($0) } == 0)
+        let callbacks = client.status().callbacks
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(client.status().callbacks == callbacks && client.status().stallRecoveries == 0, "not stuck as set up")
+        #expect(await eventually(within: 10) { client.status().stallRecoveries == 1 }, "not reopened (\(client.status().stallRecoveries) recoveries)")
+        #expect(await framesArrive(client, within: 5), "no frames after the reopen")
+        let status = client.status()
+        #expect(status.reconnections == 0 && status.serverLostSeconds == nil && status.abandonedClients == 0)
+        #expect(try server.listPorts().contains("spectrum:in"))
+        // Running again: no further recovery.
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(client.status().stallRecoveries == 1)
     }
 
     @Test("While the server is lost: the status says so and for how long, no frames come, and stop() returns at once")

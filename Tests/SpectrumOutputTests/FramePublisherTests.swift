@@ -310,6 +310,45 @@ import SpectrumCore
         #expect(receiver.bundles[2].timeTag == .immediate)
     }
 
+    /// Live, an onset goes first in a bundle of its own tagged with its attack (located in the
+    /// samples, before the frame's newest sample); the frame's bundle leaves it out. Its
+    /// argument is unchanged (`f` strength). Without an acoustic time (offline) it stays in
+    /// the frame's bundle.
+    @Test func anOnsetGoesAloneTaggedWithItsAttack() throws {
+        let receiver = OSCReceiver()
+        let ring = FrameRingHolder()
+        let jackNow: UInt64 = 5_000_000_000
+        let publisher = try makePublisher([receiver], ring: ring, clock: CaptureClock { jackNow })
+        try publisher.start()
+        let before = OSCTimeTag.now().secondsValue
+        var withOnset = SyntheticFrames.frame(2, captureTimeMicroseconds: jackNow - 100_000)
+        withOnset.onset.captureTimeMicroseconds = jackNow - 121_000
+        SyntheticFrames.push(withOnset, into: ring.ring)
+        SyntheticFrames.push(SyntheticFrames.frame(3, captureTimeMicroseconds: jackNow - 83_333), into: ring.ring)
+        var offline = SyntheticFrames.frame(6, captureTimeMicroseconds: jackNow - 50_000)
+        offline.onset.captureTimeMicroseconds = 0
+        SyntheticFrames.push(offline, into: ring.ring)
+        publisher.flush()
+        let after = OSCTimeTag.now().secondsValue
+        receiver.receive { receiver.bundles.count >= 4 }
+        receiver.drain(seconds: 0.05)
+        publisher.stop()
+        #expect(receiver.bundles.count == 4)
+        guard receiver.bundles.count == 4 else { return }
+        let onset = receiver.bundles[0]
+        #expect(onset.messages.map(\.path) == ["/spectrum/onset"])
+        #expect(onset.message("/spectrum/onset")?.types == "f")
+        #expect(onset.message("/spectrum/onset")?.floats == [0.8])
+        let onsetTag = onset.timeTag.secondsValue
+        #expect(onsetTag >= before - 0.121 - 0.001 && onsetTag <= after - 0.121 + 0.001)
+        let frame = receiver.bundles[1]
+        #expect(frame.message("/spectrum/onset") == nil, "the onset rode in its frame too")
+        #expect(frame.message("/spectrum/beat") != nil && frame.message("/spectrum/bands") != nil)
+        #expect(abs(frame.timeTag.secondsValue - onsetTag - 0.021) < 0.000_01, "the frame's tag 21 ms after the onset's")
+        #expect(receiver.bundles[2].message("/spectrum/onset") == nil)
+        #expect(receiver.bundles[3].message("/spectrum/onset")?.floats == [0.8], "without its own time the onset stays in its frame")
+    }
+
     /// The two clocks are read as one instant: a capture clock that jumps 5 ms between its
     /// reads (the thread preempted, as on a loaded machine) is read again, and the wall time is
     /// paired with the midpoint of the tight pair, not with a reading 5 ms off.

@@ -350,8 +350,8 @@ public struct OSCAddressSpace: Sendable, Equatable {
             OSCAddressEntry(
                 kind: .onset, address: prefix + OSCMessageKind.onset.suffix,
                 arguments: [OSCArgumentSpec(name: "strength", typeTag: "f", unit: "rise above the adaptive threshold", range: "0..1")],
-                rate: "on frames with an onset (at most 10 per second)",
-                description: "An onset: a sudden rise of spectral energy (a drum hit, a plucked note).",
+                rate: "on frames with an onset (at most 10 per second), live in a bundle of its own just before the frame's",
+                description: "An onset: a sudden rise of spectral energy (a drum hit, a plucked note). Time tag (live): the attack's acoustic time, located in the samples (up to a hop and a half before the frame's).",
                 example: "\(prefix)/onset f 0.84",
                 enabledByDefault: true),
             OSCAddressEntry(

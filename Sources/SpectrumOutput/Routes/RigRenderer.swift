@@ -106,8 +106,11 @@ final class RigRenderer {
     var sendsOnBeats: Bool { routes.contains(where: \.dependsOnBeats) }
 
     /// Renders the frame's datagrams and hands each to `send` (valid only during the call).
-    /// `timeTag` is used when the rig tags with the capture time.
-    func render(_ frame: AnalysisFrame, context: RenderContext, timeTag: OSCTimeTag, send: (UnsafeRawBufferPointer) -> Void) {
+    /// `timeTag` is used when the rig tags with the capture time. With `onsetTimeTag` (the
+    /// onset's own acoustic time, live) such a bundled rig sends its onset routes first, in a
+    /// bundle of their own tagged with it, and leaves them out of the frame's bundle.
+    func render(_ frame: AnalysisFrame, context: RenderContext, timeTag: OSCTimeTag, onsetTimeTag: OSCTimeTag? = nil,
+                send: (UnsafeRawBufferPointer) -> Void) {
         // 1) Events of this frame → pulses (a beat already sent early does not fire again).
         let beatIsNew = frame.beat.isBeat && frame.beat.timeFrames != earlyBeatTimeFrames
         if frame.onset.isOnset {
@@ -117,7 +120,12 @@ final class RigRenderer {
         if beatIsNew { takeBeat(frame.beat, bpm: frame.tempo.isLocked ? frame.tempo.bpm : 0) }
         let events = FrameEvents(onset: frame.onset.isOnset, beat: beatIsNew, downbeat: beatIsNew && frame.beat.inBar == 1,
                                  status: context.isStatusFrame)
-        emit(frame, context: context, events: events, only: { _ in true }, timeTag: timeTag, send: send)
+        if let onsetTimeTag, frame.onset.isOnset, rig.bundled, rig.timeTag == .capture {
+            emit(frame, context: context, events: events, only: { $0.condition == .onset }, timeTag: onsetTimeTag, send: send)
+            emit(frame, context: context, events: events, only: { $0.condition != .onset }, timeTag: timeTag, send: send)
+        } else {
+            emit(frame, context: context, events: events, only: { _ in true }, timeTag: timeTag, send: send)
+        }
         frameCounter += 1
     }
 
