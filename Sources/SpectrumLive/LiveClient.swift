@@ -342,6 +342,24 @@ public final class LiveClient: @unchecked Sendable {
         supervisor.rememberedConnections().compactMap { connection in connection.inputIndex.map { (connection.peer, $0) } }
     }
 
+    /// The named inputs now, in slot order, as they would be started again: each with its own
+    /// settings and, as its sources, its remembered connections (made at start, by
+    /// `addInput`, or by anyone since, e.g. `jack_connect`) in the order `LiveInput.sources`
+    /// connects them (source k → channel k mod N: the channels' first sources, then their
+    /// second …). Empty for the one unnamed input. For a session save. Not real-time safe.
+    public var namedInputs: [LiveInput] {
+        let remembered = rememberedConnections()
+        return exchange.slotInputList.enumerated().compactMap { slot, input in
+            guard let input, !input.name.isEmpty else { return nil }
+            let byChannel = (0..<channelCount).map { channel in
+                remembered.filter { $0.inputIndex == slot * channelCount + channel }.map(\.source)
+            }
+            let rounds = byChannel.map(\.count).max() ?? 0
+            let sources = (0..<rounds).flatMap { round in byChannel.compactMap { round < $0.count ? $0[round] : nil } }
+            return LiveInput(name: input.name, sources: sources, analysis: input.analysis)
+        }
+    }
+
     /// The MIDI clock's destination ports, remembered like the input connections (made again
     /// after a server restart, or when the port appears), oldest first. Not real-time safe.
     public func rememberedMidiClockDestinations() -> [String] {
