@@ -38,6 +38,10 @@ public final class LiveClient: @unchecked Sendable {
     /// The inputs now, in slot order (`[""]`: the one unnamed input).
     public var inputNames: [String] { inputSlots.compactMap { $0 } }
     private let channelCount: Int
+    /// `LiveConfiguration.tempoInput`: the input that drives the tempo outputs (nil: the first).
+    public let tempoInput: String?
+    /// Its slot (`AnalysisFrame.inputIndex`), fixed for the client's life; 0 without one.
+    public let tempoSlot: Int
     /// Full name of the MIDI clock output port (e.g. `spectrum:midi_clock`), nil without
     /// `LiveConfiguration.midiClock`.
     public let midiClockPortName: String?
@@ -79,6 +83,11 @@ public final class LiveClient: @unchecked Sendable {
             throw LiveClientError(.invalidConfiguration, "ring capacity must be positive and the mix buffer not negative")
         }
         try LiveInput.validate(configuration.inputs)
+        if let name = configuration.tempoInput, !configuration.inputs.contains(where: { $0.name == name }) {
+            let known = configuration.inputs.map(\.name)
+            throw LiveClientError(.invalidConfiguration, "--tempo-input \(name): expected the name of an input, "
+                + (known.isEmpty ? "got no named inputs (give them with --input NAME)" : "got none of \(known.joined(separator: ", "))"))
+        }
         let inputSlots = configuration.inputSlots
         if configuration.quietJackLibrary {
             jack_set_error_function(liveQuietJackMessage)
@@ -90,6 +99,7 @@ public final class LiveClient: @unchecked Sendable {
         let sampleRate = jack_get_sample_rate(client)
         let counters = UnsafeMutablePointer<LiveCounters>.allocate(capacity: 1)
         counters.initialize(to: LiveCounters())
+        counters.pointee.tempoSlot.store(configuration.tempoSlot, ordering: .relaxed)
         counters.pointee.sampleRateHz.store(sampleRate, ordering: .relaxed)
         counters.pointee.periodFrames.store(jack_get_buffer_size(client), ordering: .relaxed)
         let exchange: AnalyzerExchange
@@ -150,6 +160,8 @@ public final class LiveClient: @unchecked Sendable {
         self.clientName = incarnation.name
         self.clientNameWasChanged = incarnation.name != configuration.clientName
         self.channelCount = configuration.channelCount
+        self.tempoInput = configuration.tempoInput
+        self.tempoSlot = configuration.tempoSlot
         self.midiClockPortName = incarnation.midiClockPortName
         self.connectedSources = plan.filter { $0.inputIndex != nil }.map(\.peer)
         self.frames = ring
@@ -240,6 +252,10 @@ public final class LiveClient: @unchecked Sendable {
         guard exchange.inputNames != [""], let slot = exchange.inputNames.firstIndex(of: name) else {
             let known = inputNames.filter { !$0.isEmpty }
             throw LiveClientError(.invalidConfiguration, "input \(name): no such input" + (known.isEmpty ? "" : " (inputs: \(known.joined(separator: ", ")))"))
+        }
+        // The MIDI clock reads a fixed slot (`tempoSlot`): its input stays.
+        guard name != tempoInput else {
+            throw LiveClientError(.invalidConfiguration, "input \(name): it drives the tempo outputs (--tempo-input), expected another input")
         }
         try supervisor.removeInput(slot: slot)
         return slot
