@@ -51,7 +51,9 @@ final class LiveSession: @unchecked Sendable {
     /// `inputs`: the named inputs (`--input`); empty for the one unnamed input. Named inputs
     /// connect only their own sources.
     /// `tempoInput`: the input the summary, MIDI clock, Link and WLED follow (nil: the first).
-    init(jack: JackOptions, inputs: [LiveInput] = [], tempoInput: String? = nil, analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil,
+    /// `awaitsMissingSources`: the inputs' sources that do not exist yet are connected when
+    /// they appear (a session's state), not an error.
+    init(jack: JackOptions, inputs: [LiveInput] = [], tempoInput: String? = nil, awaitsMissingSources: Bool = false, analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil,
          midiClock: Bool = false, midiClockDestinations: [String] = [], link linkMode: LinkMode = .off) throws {
         var configuration = LiveConfiguration()
         configuration.clientName = jack.name
@@ -64,6 +66,7 @@ final class LiveSession: @unchecked Sendable {
         configuration.midiClock = midiClock
         configuration.midiClockDestinations = midiClockDestinations
         configuration.tempoInput = tempoInput
+        configuration.awaitsMissingSources = awaitsMissingSources
         let client = try LiveClient(configuration: configuration)
         self.client = client
         let latest = self.latest

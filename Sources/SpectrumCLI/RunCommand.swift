@@ -145,7 +145,7 @@ struct RunCommand: ParsableCommand {
             publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
             let controlEndpoint = control.flatMap(Self.controlEndpoint)
             let web = http.flatMap(Self.controlEndpoint).map { LiveSession.WebOptions(host: $0.host, port: Int($0.port), control: controlEndpoint) }
-            session = try LiveSession(jack: jack, inputs: inputs, tempoInput: tempoOut.tempoInput, analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
+            session = try LiveSession(jack: jack, inputs: inputs, tempoInput: tempoOut.tempoInput, awaitsMissingSources: managed != nil, analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
                                      midiClockDestinations: tempoOut.midiClockDestinations,
                                      link: tempoOut.link ? (tempoOut.linkLead ? .lead : .follow) : .off)
         } catch {

@@ -135,9 +135,9 @@ public final class LiveClient: @unchecked Sendable {
             abandon()
             throw error
         }
-        let plan: [ConnectionMemory.Connection]
+        let plan: [ConnectionMemory.Connection], awaited: [ConnectionMemory.Connection]
         do {
-            plan = try Self.connectionPlan(configuration, client: client)
+            (plan, awaited) = try Self.connectionPlan(configuration, client: client)
             // 4) Activate, then connect (only after activation, as JACK requires).
             try incarnation.activate()
         } catch {
@@ -169,7 +169,7 @@ public final class LiveClient: @unchecked Sendable {
         self.counters = counters
         self.exchange = exchange
         supervisor = JackSupervisor(configuration: configuration, processCallback: processCallback, counters: counters, exchange: exchange,
-                                    ring: ring, beats: beats, graphEvents: graphEvents, incarnation: incarnation, remembering: plan)
+                                    ring: ring, beats: beats, graphEvents: graphEvents, incarnation: incarnation, remembering: plan + awaited)
         supervisor.start()
     }
 
@@ -415,8 +415,10 @@ public final class LiveClient: @unchecked Sendable {
 
     /// The connections to make at start (by flattened port index): `connections` over the
     /// inputs' ports in order, then each named input's own sources, then the MIDI clock's
-    /// destinations.
-    private static func connectionPlan(_ configuration: LiveConfiguration, client: OpaquePointer) throws(LiveClientError) -> [ConnectionMemory.Connection] {
+    /// destinations; and, with `awaitsMissingSources`, the named inputs' sources that do not
+    /// exist yet, only remembered (made when their port appears).
+    private static func connectionPlan(_ configuration: LiveConfiguration, client: OpaquePointer) throws(LiveClientError)
+        -> (now: [ConnectionMemory.Connection], awaited: [ConnectionMemory.Connection]) {
         let channels = configuration.channelCount
         // The ports of the inputs there are (flattened indices), in order.
         let portIndices = configuration.inputSlots.enumerated().filter { $0.element != nil }
@@ -434,10 +436,15 @@ public final class LiveClient: @unchecked Sendable {
                 plan.append(.input(portIndices[index % portIndices.count], from: source))
             }
         }
+        var awaited: [ConnectionMemory.Connection] = []
         for (slot, input) in configuration.inputs.enumerated() {
             for (index, source) in input.sources.enumerated() {
-                try checkSource(source, client: client)
                 let connection = ConnectionMemory.Connection.input(slot * channels + index % channels, from: source)
+                if configuration.awaitsMissingSources && jack_port_by_name(client, source) == nil {
+                    if !awaited.contains(connection) { awaited.append(connection) }
+                    continue
+                }
+                try checkSource(source, client: client)
                 if !plan.contains(connection) { plan.append(connection) }
             }
         }
@@ -449,7 +456,7 @@ public final class LiveClient: @unchecked Sendable {
             let connection = ConnectionMemory.Connection.midiClock(to: destination)
             if !plan.contains(connection) { plan.append(connection) }
         }
-        return plan
+        return (plan, awaited)
     }
 
     /// Throws one line when `source` is not an output port of the server.

@@ -46,6 +46,10 @@ public struct LiveConfiguration: Sendable, Equatable {
     /// input (slot 0). Chosen before start: the process callback reads a fixed slot, and this
     /// input cannot be removed while running. Must be one of `inputs`.
     public var tempoInput: String? = nil
+    /// Named inputs' sources that do not exist at start are remembered and connected when their
+    /// port appears, instead of an error (a session's saved state: the session's other clients
+    /// may start after spectrum). `connections` and the MIDI clock's destinations stay strict.
+    public var awaitsMissingSources: Bool = false
 
     public init() {}
 

@@ -81,7 +81,8 @@ import Testing
     }
 
     /// Inputs added and removed over OSC control are the session's: dirty, saved with their
-    /// connections, and back (or gone) when the session opens again.
+    /// connections, and back (or gone) when the session opens again; a saved source whose
+    /// client starts after spectrum (as in a session) is connected when it appears.
     @Test func inputsAddedAndRemovedAtRunTimeComeBackWithTheSession() throws {
         let server = try PrivateJackServer()
         defer { server.stop() }
@@ -104,13 +105,17 @@ import Testing
         let first = try String(contentsOfFile: stateFile, encoding: .utf8)
         #expect(first.contains("name: \"kick\"") && first.contains("source: \"system:capture_1\""), "\(first)")
 
-        // 2) One input added, the other removed, over OSC control: dirty.
+        // 2) One input added (from another client of the session), the other removed, over OSC
+        //    control: dirty.
+        var synth = try ToneClient(serverName: server.name, clientName: "synth")
+        defer { synth.stop() }
         ControlCommandTests.send("/spectrum/control/input/add", port: controlPort) {
             lo_message_add_string($0, "bass")
-            lo_message_add_string($0, "system:capture_2")
+            lo_message_add_string($0, "synth:out")
         }
+        #expect(synth.outputPortName == "synth:out")
         #expect(nsm.waitFor("/nsm/client/is_dirty") != nil, "no is_dirty after an input was added")
-        #expect(Self.eventually { server.connections(of: "\(clientID):bass") == ["system:capture_2"] }, "\(Self.ports(server))")
+        #expect(Self.eventually { server.connections(of: "\(clientID):bass") == ["synth:out"] }, "\(Self.ports(server))")
         ControlCommandTests.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "kick") }
         #expect(Self.eventually { !Self.ports(server).contains("\(clientID):kick") }, "\(Self.ports(server))")
 
@@ -119,21 +124,24 @@ import Testing
         try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/save" }) != nil, "no reply to save")
         #expect(nsm.waitFor("/nsm/client/is_clean") != nil)
         let saved = try String(contentsOfFile: stateFile, encoding: .utf8)
-        #expect(saved.contains("name: \"bass\"") && saved.contains("source: \"system:capture_2\"") && !saved.contains("kick"), "\(saved)")
+        #expect(saved.contains("name: \"bass\"") && saved.contains("source: \"synth:out\"") && !saved.contains("kick"), "\(saved)")
         spectrum.signal(SIGTERM)
         #expect(spectrum.waitForExit(within: 5)?.status == 0)
         #expect(nsm.violations.isEmpty, "\(nsm.violations)")
+        synth.stop()
 
-        // 4) Opened again with no arguments, as nsmd starts it: bass is there and connected,
-        //    kick is not.
+        // 4) Opened again with no arguments, as nsmd starts it, before the synth: bass is there,
+        //    kick is not; bass is connected once the synth is back.
         let second = try FakeNSMServer()
         defer { second.stop() }
         spectrum = try RunningSpectrum([], environment: ["NSM_URL": second.url, "JACK_DEFAULT_SERVER": server.name])
         try #require(second.waitFor("/nsm/server/announce") != nil)
         second.open(path: sessionPath, displayName: "Spectrum", clientID: clientID)
         try #require(second.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }) != nil, "no reply to the second open")
-        #expect(Self.eventually { server.connections(of: "\(clientID):bass") == ["system:capture_2"] }, "\(Self.ports(server))")
+        #expect(Self.ports(server).contains("\(clientID):bass"), "\(Self.ports(server))")
         #expect(!Self.ports(server).contains("\(clientID):kick") && !Self.ports(server).contains("\(clientID):in"), "\(Self.ports(server))")
+        synth = try ToneClient(serverName: server.name, clientName: "synth")
+        #expect(Self.eventually { server.connections(of: "\(clientID):bass") == ["synth:out"] }, "\(Self.ports(server))")
         spectrum.signal(SIGTERM)
         #expect(spectrum.waitForExit(within: 5)?.status == 0)
         #expect(second.violations.isEmpty, "\(second.violations)")
