@@ -16,7 +16,8 @@ final class ControlApplier: Sendable {
     private let publisher: FramePublisher
     private let web: WebServer?
     private let taps = Mutex<[Double]>([])
-    /// Called after a setting changed (a session manager then knows there is something to save).
+    /// Called after a setting or an input changed (a session manager then knows there is
+    /// something to save).
     private let onSettingsChanged: @Sendable () -> Void
     /// The latest answer, for the live summary.
     let lastReply = Mutex<ControlReply?>(nil)
@@ -75,6 +76,7 @@ final class ControlApplier: Sendable {
                     try publisher.setInput(slot: slot, name: name)
                     try web?.setInput(slot: slot, name: name)
                 }
+                onSettingsChanged()
                 let prefix = publisher.configuration.prefix
                 let connection = source.isEmpty ? "not connected" : "from \(source)"
                 return .success(existed ? "input \(name) re-pointed, \(connection)" : "input \(name) added under \(prefix)/\(name), \(connection)")
@@ -86,6 +88,7 @@ final class ControlApplier: Sendable {
                 let slot = try client.removeInput(named: name)
                 try publisher.setInput(slot: slot, name: nil)
                 try web?.setInput(slot: slot, name: nil)
+                onSettingsChanged()
                 return .success("input \(name) removed")
             } catch {
                 return .failure(ControlRejection("\(error)"))

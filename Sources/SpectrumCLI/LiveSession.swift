@@ -50,7 +50,10 @@ final class LiveSession: @unchecked Sendable {
     /// publisher. Throws errors whose description is one line.
     /// `inputs`: the named inputs (`--input`); empty for the one unnamed input. Named inputs
     /// connect only their own sources.
-    init(jack: JackOptions, inputs: [LiveInput] = [], analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil,
+    /// `tempoInput`: the input the summary, MIDI clock, Link and WLED follow (nil: the first).
+    /// `awaitsMissingSources`: the inputs' sources that do not exist yet are connected when
+    /// they appear (a session's state), not an error.
+    init(jack: JackOptions, inputs: [LiveInput] = [], tempoInput: String? = nil, awaitsMissingSources: Bool = false, analysis: AnalysisConfiguration, osc: PublisherConfiguration, web webOptions: WebOptions? = nil,
          midiClock: Bool = false, midiClockDestinations: [String] = [], link linkMode: LinkMode = .off) throws {
         var configuration = LiveConfiguration()
         configuration.clientName = jack.name
@@ -62,6 +65,8 @@ final class LiveSession: @unchecked Sendable {
         configuration.reconnects = !jack.noReconnect
         configuration.midiClock = midiClock
         configuration.midiClockDestinations = midiClockDestinations
+        configuration.tempoInput = tempoInput
+        configuration.awaitsMissingSources = awaitsMissingSources
         let client = try LiveClient(configuration: configuration)
         self.client = client
         let latest = self.latest
@@ -81,6 +86,7 @@ final class LiveSession: @unchecked Sendable {
         if link != nil { osc.messages.insert(.linkStatus) }
         osc.sampleRateHz = client.sampleRateHz
         osc.inputNames = client.inputSlots
+        osc.tempoSlot = tempoInput == nil ? nil : client.tempoSlot
         osc.bandCentreFrequenciesHz = analysis.spectrum.bandCentreFrequenciesHz
         let web: WebServer?
         do {

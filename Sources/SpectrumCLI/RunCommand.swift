@@ -103,7 +103,7 @@ struct RunCommand: ParsableCommand {
     /// file named in the error line).
     func inputs(presetPath: String?) throws -> [LiveInput] {
         guard inputTexts.isEmpty, let presetPath else { return try inputs() }
-        let inputs = try InputsLoader.load(path: presetPath).map { LiveInput(name: $0.name, sources: $0.source.map { [$0] } ?? [], analysis: $0.analysis) }
+        let inputs = try InputsLoader.load(path: presetPath).map { LiveInput(name: $0.name, sources: $0.sources, analysis: $0.analysis) }
         try LiveInput.validate(inputs, origin: "\(presetPath): inputs:")
         if !inputs.isEmpty && !jack.connections.isEmpty {
             throw ValidationError("--connect: cannot be combined with the inputs of \(presetPath); give each input its source there")
@@ -125,28 +125,35 @@ struct RunCommand: ParsableCommand {
         let managed: ManagedSession?
         do { managed = try ManagedSession.joinIfRequested() } catch { throw oneLineFailure("spectrum: \(error)") }
         var jack = self.jack
-        if let managed {
-            jack.name = managed.open.clientID
-            if jack.connections.isEmpty { jack.noConnect = true }
-        }
+        if let managed { jack.name = managed.open.clientID }
         let configuration: AnalysisConfiguration
         let publisherConfiguration: PublisherConfiguration
         let session: LiveSession
         do {
             let commandLine = try analysis.apply(to: presetOptions.loadConfiguration())
-            configuration = try managed?.loadState(commandLine: commandLine, commandLinePreset: presetOptions.presetPath()) ?? commandLine
+            let commandLineInputs = try inputs(presetPath: presetOptions.presetPath())
+            let inputs: [LiveInput]
+            (configuration, inputs) = try managed?.loadState(commandLine: commandLine, commandLineInputs: commandLineInputs,
+                                                             commandLinePreset: presetOptions.presetPath()) ?? (commandLine, commandLineInputs)
+            if let managed, !inputs.isEmpty, !jack.connections.isEmpty {
+                throw ValidationError("--connect: cannot be combined with the inputs of \(managed.stateURL.path); give each input its source there")
+            }
+            // The unnamed input's physical default is not connected under NSM (the session
+            // restores connections); named inputs connect their own sources, the session's state.
+            if managed != nil, jack.connections.isEmpty, inputs.isEmpty { jack.noConnect = true }
             let presetPath = try managed?.stateURL.path ?? presetOptions.presetPath()
             publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
             let controlEndpoint = control.flatMap(Self.controlEndpoint)
             let web = http.flatMap(Self.controlEndpoint).map { LiveSession.WebOptions(host: $0.host, port: Int($0.port), control: controlEndpoint) }
-            session = try LiveSession(jack: jack, inputs: try inputs(presetPath: presetOptions.presetPath()), analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
+            session = try LiveSession(jack: jack, inputs: inputs, tempoInput: tempoOut.tempoInput, awaitsMissingSources: managed != nil, analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
                                      midiClockDestinations: tempoOut.midiClockDestinations,
                                      link: tempoOut.link ? (tempoOut.linkLead ? .lead : .follow) : .off)
         } catch {
             managed?.refuse(.general, "\(error)")
             throw oneLineFailure("spectrum: \(error)")
         }
-        managed?.opened(clientName: session.client.clientName, currentConfiguration: { session.client.analysisConfiguration })
+        managed?.opened(clientName: session.client.clientName, currentConfiguration: { session.client.analysisConfiguration },
+                        currentInputs: { session.client.inputSlots == [""] ? nil : session.client.namedInputs })
         defer { managed?.stop() }
         var controlServer: ControlServer?
         let applier = ControlApplier(client: session.client, publisher: session.publisher, web: session.web, onSettingsChanged: { managed?.settingsChanged() })

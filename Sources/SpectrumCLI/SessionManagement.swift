@@ -1,13 +1,16 @@
 import Foundation
 import SpectrumDSP
+import SpectrumLive
 import SpectrumPresets
 import SpectrumSession
 
 /// `spectrum run` under the New Session Manager (`NSM_URL` set): announce, wait for
 /// `/nsm/client/open` before any JACK client exists, then run as the session says — the client
 /// id as the exact JACK name, the analysis from the session's `preset.yaml` (created from the
-/// command line the first time), saved atomically on `/nsm/client/save`, dirty when a setting
-/// changes over OSC control. Main thread, then the NSM client's own thread for saves.
+/// command line the first time) with its named inputs (`inputs:`, as they are at each save, so
+/// inputs added or removed over OSC control come back as they were), saved atomically on
+/// `/nsm/client/save`, dirty when a setting or an input changes over OSC control. Main thread,
+/// then the NSM client's own thread for saves.
 final class ManagedSession: @unchecked Sendable {
     let nsm: NSMClient
     let open: NSMOpen
@@ -34,26 +37,36 @@ final class ManagedSession: @unchecked Sendable {
         stateURL = URL(fileURLWithPath: open.path).appendingPathComponent(Self.stateFileName)
     }
 
-    /// The session's analysis: its saved state when there is one (over `commandLine`), else
-    /// `commandLine`, written as the session's first state (with the outputs of the command
-    /// line's preset file). Throws one line when the state cannot be read or written.
-    func loadState(commandLine configuration: AnalysisConfiguration, commandLinePreset: String?) throws -> AnalysisConfiguration {
+    /// The session's analysis and named inputs: its saved state when there is one (over
+    /// `commandLine`; the inputs over `commandLineInputs` when the state has an `inputs:` key,
+    /// which a state written before inputs were saved may lack), else the command line's,
+    /// written as the session's first state (with the outputs of the command line's preset
+    /// file). Throws one line naming the state file when it cannot be read or written.
+    func loadState(commandLine configuration: AnalysisConfiguration, commandLineInputs: [LiveInput],
+                   commandLinePreset: String?) throws -> (analysis: AnalysisConfiguration, inputs: [LiveInput]) {
         if FileManager.default.fileExists(atPath: stateURL.path) {
-            return try PresetLoader.load(path: stateURL.path, base: configuration)
+            let analysis = try PresetLoader.load(path: stateURL.path, base: configuration)
+            guard let saved = try InputsLoader.declaredInputs(path: stateURL.path) else { return (analysis, commandLineInputs) }
+            let inputs = saved.map { LiveInput(name: $0.name, sources: $0.sources, analysis: $0.analysis) }
+            try LiveInput.validate(inputs, origin: "\(stateURL.path): inputs:")
+            return (analysis, inputs)
         }
         let presetText = try commandLinePreset.map { try String(contentsOfFile: $0, encoding: .utf8) }
-        try SessionStateFile.writeAtomically(Self.stateText(configuration, keepingOutputsOf: presetText), to: stateURL)
-        return configuration
+        try SessionStateFile.writeAtomically(Self.stateText(configuration, inputs: commandLineInputs.isEmpty ? nil : commandLineInputs,
+                                                            keepingOutputsOf: presetText), to: stateURL)
+        return (configuration, commandLineInputs)
     }
 
-    /// The open succeeded: tell the server, and answer saves from now on.
-    func opened(clientName: String, currentConfiguration: @escaping @Sendable () -> AnalysisConfiguration) {
+    /// The open succeeded: tell the server, and answer saves from now on with the analysis and
+    /// the named inputs at that moment (`currentInputs`: nil for the one unnamed input).
+    func opened(clientName: String, currentConfiguration: @escaping @Sendable () -> AnalysisConfiguration,
+                currentInputs: @escaping @Sendable () -> [LiveInput]?) {
         try? nsm.replyOpen(message: "Spectrum: JACK client '\(clientName)', state in \(stateURL.path)")
         let stateURL = self.stateURL
         nsm.start {
             let previous = try? String(contentsOf: stateURL, encoding: .utf8)
             do {
-                try SessionStateFile.writeAtomically(Self.stateText(currentConfiguration(), keepingOutputsOf: previous), to: stateURL)
+                try SessionStateFile.writeAtomically(Self.stateText(currentConfiguration(), inputs: currentInputs(), keepingOutputsOf: previous), to: stateURL)
                 return .success("saved \(stateURL.path)")
             } catch {
                 return .failure(NSMFailure(.saveFailed, "\(error)"))
@@ -70,10 +83,11 @@ final class ManagedSession: @unchecked Sendable {
 
     func stop() { nsm.stop() }
 
-    private static func stateText(_ configuration: AnalysisConfiguration, keepingOutputsOf previous: String?) -> String {
+    /// `inputs` nil: the `inputs:` of `previous` carried over (none for the one unnamed input).
+    private static func stateText(_ configuration: AnalysisConfiguration, inputs: [LiveInput]?, keepingOutputsOf previous: String?) -> String {
         PresetWriter.yaml(for: configuration, header: [
             "Spectrum session state (NSM), written when the session is saved.",
             "A preset file: edit it while Spectrum is not running; osc: targets: here add outputs (docs/deploy.md).",
-        ], keepingOutputsOf: previous)
+        ], inputs: inputs?.map { PresetInput(name: $0.name, sources: $0.sources, analysis: $0.analysis) }, keepingOutputsOf: previous)
     }
 }

@@ -11,6 +11,11 @@ struct TempoOutOptions: ParsableArguments {
         valueName: "port"))
     var midiClockDestinations: [String] = []
 
+    @Option(name: .customLong("tempo-input"), help: ArgumentHelp(
+        "With several inputs: the input whose tempo and beats drive the live summary, the MIDI clock, Link and WLED (default: the first). It cannot be removed over OSC control while running.",
+        valueName: "name"))
+    var tempoInput: String?
+
     @Flag(name: .customLong("link"), help: ArgumentHelp(
         "Join the Ableton Link session on the local network as a peer: the detected tempo and beat phase go to the session (quantum = beats per bar). Joining a running session adopts its tempo (Link's rule) unless --link-lead."))
     var link = false

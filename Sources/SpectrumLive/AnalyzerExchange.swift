@@ -136,6 +136,11 @@ final class AnalyzerExchange: @unchecked Sendable {
     /// Each slot's input name (nil: empty).
     var inputNames: [String?] { slotInputs.withLock { $0.names } }
 
+    /// Each slot's input name and own settings, read together (nil: empty).
+    var slotInputList: [(name: String, analysis: AnalysisOverrides)?] {
+        slotInputs.withLock { inputs in inputs.names.indices.map { slot in inputs.names[slot].map { ($0, inputs.analysis[slot]) } } }
+    }
+
     /// The configuration slot `slot`'s analyser is built from (the shared one with the input's
     /// own settings applied).
     func configuration(slot: Int) -> AnalysisConfiguration {

@@ -38,6 +38,10 @@ public final class LiveClient: @unchecked Sendable {
     /// The inputs now, in slot order (`[""]`: the one unnamed input).
     public var inputNames: [String] { inputSlots.compactMap { $0 } }
     private let channelCount: Int
+    /// `LiveConfiguration.tempoInput`: the input that drives the tempo outputs (nil: the first).
+    public let tempoInput: String?
+    /// Its slot (`AnalysisFrame.inputIndex`), fixed for the client's life; 0 without one.
+    public let tempoSlot: Int
     /// Full name of the MIDI clock output port (e.g. `spectrum:midi_clock`), nil without
     /// `LiveConfiguration.midiClock`.
     public let midiClockPortName: String?
@@ -79,6 +83,11 @@ public final class LiveClient: @unchecked Sendable {
             throw LiveClientError(.invalidConfiguration, "ring capacity must be positive and the mix buffer not negative")
         }
         try LiveInput.validate(configuration.inputs)
+        if let name = configuration.tempoInput, !configuration.inputs.contains(where: { $0.name == name }) {
+            let known = configuration.inputs.map(\.name)
+            throw LiveClientError(.invalidConfiguration, "--tempo-input \(name): expected the name of an input, "
+                + (known.isEmpty ? "got no named inputs (give them with --input NAME)" : "got none of \(known.joined(separator: ", "))"))
+        }
         let inputSlots = configuration.inputSlots
         if configuration.quietJackLibrary {
             jack_set_error_function(liveQuietJackMessage)
@@ -90,6 +99,7 @@ public final class LiveClient: @unchecked Sendable {
         let sampleRate = jack_get_sample_rate(client)
         let counters = UnsafeMutablePointer<LiveCounters>.allocate(capacity: 1)
         counters.initialize(to: LiveCounters())
+        counters.pointee.tempoSlot.store(configuration.tempoSlot, ordering: .relaxed)
         counters.pointee.sampleRateHz.store(sampleRate, ordering: .relaxed)
         counters.pointee.periodFrames.store(jack_get_buffer_size(client), ordering: .relaxed)
         let exchange: AnalyzerExchange
@@ -125,9 +135,9 @@ public final class LiveClient: @unchecked Sendable {
             abandon()
             throw error
         }
-        let plan: [ConnectionMemory.Connection]
+        let plan: [ConnectionMemory.Connection], awaited: [ConnectionMemory.Connection]
         do {
-            plan = try Self.connectionPlan(configuration, client: client)
+            (plan, awaited) = try Self.connectionPlan(configuration, client: client)
             // 4) Activate, then connect (only after activation, as JACK requires).
             try incarnation.activate()
         } catch {
@@ -150,6 +160,8 @@ public final class LiveClient: @unchecked Sendable {
         self.clientName = incarnation.name
         self.clientNameWasChanged = incarnation.name != configuration.clientName
         self.channelCount = configuration.channelCount
+        self.tempoInput = configuration.tempoInput
+        self.tempoSlot = configuration.tempoSlot
         self.midiClockPortName = incarnation.midiClockPortName
         self.connectedSources = plan.filter { $0.inputIndex != nil }.map(\.peer)
         self.frames = ring
@@ -157,7 +169,7 @@ public final class LiveClient: @unchecked Sendable {
         self.counters = counters
         self.exchange = exchange
         supervisor = JackSupervisor(configuration: configuration, processCallback: processCallback, counters: counters, exchange: exchange,
-                                    ring: ring, beats: beats, graphEvents: graphEvents, incarnation: incarnation, remembering: plan)
+                                    ring: ring, beats: beats, graphEvents: graphEvents, incarnation: incarnation, remembering: plan + awaited)
         supervisor.start()
     }
 
@@ -240,6 +252,10 @@ public final class LiveClient: @unchecked Sendable {
         guard exchange.inputNames != [""], let slot = exchange.inputNames.firstIndex(of: name) else {
             let known = inputNames.filter { !$0.isEmpty }
             throw LiveClientError(.invalidConfiguration, "input \(name): no such input" + (known.isEmpty ? "" : " (inputs: \(known.joined(separator: ", ")))"))
+        }
+        // The MIDI clock reads a fixed slot (`tempoSlot`): its input stays.
+        guard name != tempoInput else {
+            throw LiveClientError(.invalidConfiguration, "input \(name): it drives the tempo outputs (--tempo-input), expected another input")
         }
         try supervisor.removeInput(slot: slot)
         return slot
@@ -343,6 +359,24 @@ public final class LiveClient: @unchecked Sendable {
         supervisor.rememberedConnections().compactMap { connection in connection.inputIndex.map { (connection.peer, $0) } }
     }
 
+    /// The named inputs now, in slot order, as they would be started again: each with its own
+    /// settings and, as its sources, its remembered connections (made at start, by
+    /// `addInput`, or by anyone since, e.g. `jack_connect`) in the order `LiveInput.sources`
+    /// connects them (source k → channel k mod N: the channels' first sources, then their
+    /// second …). Empty for the one unnamed input. For a session save. Not real-time safe.
+    public var namedInputs: [LiveInput] {
+        let remembered = rememberedConnections()
+        return exchange.slotInputList.enumerated().compactMap { slot, input in
+            guard let input, !input.name.isEmpty else { return nil }
+            let byChannel = (0..<channelCount).map { channel in
+                remembered.filter { $0.inputIndex == slot * channelCount + channel }.map(\.source)
+            }
+            let rounds = byChannel.map(\.count).max() ?? 0
+            let sources = (0..<rounds).flatMap { round in byChannel.compactMap { round < $0.count ? $0[round] : nil } }
+            return LiveInput(name: input.name, sources: sources, analysis: input.analysis)
+        }
+    }
+
     /// The MIDI clock's destination ports, remembered like the input connections (made again
     /// after a server restart, or when the port appears), oldest first. Not real-time safe.
     public func rememberedMidiClockDestinations() -> [String] {
@@ -388,8 +422,10 @@ public final class LiveClient: @unchecked Sendable {
 
     /// The connections to make at start (by flattened port index): `connections` over the
     /// inputs' ports in order, then each named input's own sources, then the MIDI clock's
-    /// destinations.
-    private static func connectionPlan(_ configuration: LiveConfiguration, client: OpaquePointer) throws(LiveClientError) -> [ConnectionMemory.Connection] {
+    /// destinations; and, with `awaitsMissingSources`, the named inputs' sources that do not
+    /// exist yet, only remembered (made when their port appears).
+    private static func connectionPlan(_ configuration: LiveConfiguration, client: OpaquePointer) throws(LiveClientError)
+        -> (now: [ConnectionMemory.Connection], awaited: [ConnectionMemory.Connection]) {
         let channels = configuration.channelCount
         // The ports of the inputs there are (flattened indices), in order.
         let portIndices = configuration.inputSlots.enumerated().filter { $0.element != nil }
@@ -407,10 +443,15 @@ public final class LiveClient: @unchecked Sendable {
                 plan.append(.input(portIndices[index % portIndices.count], from: source))
             }
         }
+        var awaited: [ConnectionMemory.Connection] = []
         for (slot, input) in configuration.inputs.enumerated() {
             for (index, source) in input.sources.enumerated() {
-                try checkSource(source, client: client)
                 let connection = ConnectionMemory.Connection.input(slot * channels + index % channels, from: source)
+                if configuration.awaitsMissingSources && jack_port_by_name(client, source) == nil {
+                    if !awaited.contains(connection) { awaited.append(connection) }
+                    continue
+                }
+                try checkSource(source, client: client)
                 if !plan.contains(connection) { plan.append(connection) }
             }
         }
@@ -422,7 +463,7 @@ public final class LiveClient: @unchecked Sendable {
             let connection = ConnectionMemory.Connection.midiClock(to: destination)
             if !plan.contains(connection) { plan.append(connection) }
         }
-        return plan
+        return (plan, awaited)
     }
 
     /// Throws one line when `source` is not an output port of the server.

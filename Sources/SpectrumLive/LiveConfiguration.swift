@@ -42,8 +42,19 @@ public struct LiveConfiguration: Sendable, Equatable {
     /// such as `a2j:Midi Through [14] (playback): Midi Through Port-0`); remembered like every
     /// connection. Needs `midiClock`.
     public var midiClockDestinations: [String] = []
+    /// The named input whose beat grid drives the MIDI clock (`--tempo-input`); nil: the first
+    /// input (slot 0). Chosen before start: the process callback reads a fixed slot, and this
+    /// input cannot be removed while running. Must be one of `inputs`.
+    public var tempoInput: String? = nil
+    /// Named inputs' sources that do not exist at start are remembered and connected when their
+    /// port appears, instead of an error (a session's saved state: the session's other clients
+    /// may start after spectrum). `connections` and the MIDI clock's destinations stay strict.
+    public var awaitsMissingSources: Bool = false
 
     public init() {}
+
+    /// The slot whose analyser drives the MIDI clock: `tempoInput`'s, else 0.
+    var tempoSlot: Int { tempoInput.flatMap { name in inputs.firstIndex { $0.name == name } } ?? 0 }
 
     public static let maximumChannelCount = 64
     /// Inputs one client takes (each an analyser of about 1 MB and its share of the callback).

@@ -53,15 +53,16 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
         _ = counters.pointee.chunkedCycles.add(1, ordering: .relaxed)
     }
 
-    // 2) Analyse each input; the MIDI clock follows slot 0.
+    // 2) Analyse each input; the MIDI clock follows the tempo slot (0 unless --tempo-input).
     var tally = PushTally()
     var clockAnalyzer: UnsafeMutablePointer<Analyzer>?
     var clockCycleStartStreamFrame: Int64 = 0
     let cycleStartFrame = _unsafePerformance { jack_last_frame_time(client) }
+    let tempoSlot = counters.pointee.tempoSlot.load(ordering: .relaxed)
     for slot in 0..<context.pointee.inputCapacity {
         guard let analyzer = context.pointee.analyzers[slot].load(ordering: .sequentiallyConsistent) else { continue }
         if relearn { analyzer.pointee.relearnTempo() }
-        if slot == 0 {
+        if slot == tempoSlot {
             clockAnalyzer = analyzer
             clockCycleStartStreamFrame = analyzer.pointee.streamFrame
         }
@@ -79,7 +80,7 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     }
 
     // 3) MIDI clock from the beat grid as it stands after this cycle's analysis (no grid while
-    //    slot 0 has no input: the port is still cleared, as JACK requires every cycle).
+    //    the tempo slot has no input: the port is still cleared, as JACK requires every cycle).
     if let port = context.pointee.midiClockPort, let midiClock = context.pointee.midiClock {
         var grid = MidiClockGrid.unlocked
         if let clockAnalyzer {
@@ -241,7 +242,9 @@ func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, slot: Int, samples: Unsafe
                 captureTimeMicroseconds: captureMicroseconds(clock, cyclePosition: nextPosition + framesFromNext)))
         }
         guard step.frameCompleted else { continue }
-        if slot == 0, let midiClock = context.pointee.midiClock { recordMidiClockReading(midiClock, analyzer: analyzer) }
+        if slot == context.pointee.counters.pointee.tempoSlot.load(ordering: .relaxed), let midiClock = context.pointee.midiClock {
+            recordMidiClockReading(midiClock, analyzer: analyzer)
+        }
         analyzer.pointee.stampCaptureTime(microseconds: captureMicroseconds(clock, cyclePosition: nextPosition - 1))
         if context.pointee.ring.push(analyzer.pointee.frame, inputIndex: Int32(truncatingIfNeeded: slot)) { tally.pushed &+= 1 } else { tally.dropped &+= 1 }
     }

@@ -47,6 +47,9 @@ struct LiveCounters: ~Copyable {
     // (the control side: blackout) and `playbackLatencyFrames` (the latency callback).
     /// Set by the control side: the clock stops (FC) as if the tempo were lost.
     let midiClockHold = Atomic<Bool>(false)
+    /// The input slot whose beat grid the clock follows (`LiveConfiguration.tempoSlot`), stored
+    /// once before the first cycle.
+    let tempoSlot = Atomic<Int>(0)
     let midiClockRunning = Atomic<Bool>(false)
     let midiClockTicks = Atomic<UInt64>(0)
     let midiClockStarts = Atomic<UInt64>(0)
@@ -100,7 +103,8 @@ struct ProcessContext {
     let counters: UnsafeMutablePointer<LiveCounters>
     /// The MIDI clock output port (`midi_clock`) and its scheduler; nil without `--midi-clock`.
     /// One scheduler per life of the client: after a server restart the clock starts afresh (FA
-    /// on the next downbeat) on the re-registered port. It follows input slot 0.
+    /// on the next downbeat) on the re-registered port. It follows input slot
+    /// `LiveCounters.tempoSlot`.
     let midiClockPort: OpaquePointer?
     let midiClock: UnsafeMutablePointer<MidiClockState>?
 }

@@ -55,7 +55,7 @@ public final class FramePublisher: @unchecked Sendable {
     ///     holding the beat.
     ///   - status: called once per second of audio on the publisher thread to fill `/status`.
     ///   - frameObserver: called on the publisher thread with every frame of the first input
-    ///     after it was sent (e.g. for a terminal display); it must be quick, it delays the next
+    ///     (or `PublisherConfiguration.tempoSlot`'s) after it was sent (e.g. for a terminal display); it must be quick, it delays the next
     ///     bundle.
     ///   - inputFrameObserver: the same with every frame of every input (`inputIndex` says
     ///     which), e.g. for OSCQuery, which lists every input.
@@ -302,9 +302,10 @@ final class PublisherWorker: @unchecked Sendable {
     /// Named inputs: frames are rendered per input, the status apart under the prefix.
     private let statusApart: Bool
     private let beatMailboxes: [BeatMailbox]
-    /// The lowest slot with an input: its frames count the status interval, feed WLED and the
-    /// frame observer.
+    /// `PublisherConfiguration.tempoSlot`, else the lowest slot with an input: its frames count
+    /// the status interval, feed WLED and the frame observer.
     private var firstSlot = 0
+    private let tempoSlot: Int?
     /// The WLED encoder and the transport indices of the WLED receivers.
     let wled: (encoder: WLEDAudioSyncEncoder, targets: [Int])?
     private let wledPacket = UnsafeMutableRawBufferPointer.allocate(byteCount: WLEDAudioSyncEncoder.packetByteCount, alignment: 4)
@@ -353,7 +354,8 @@ final class PublisherWorker: @unchecked Sendable {
             renderers.map { PublisherInput(renderers: $0.map { (renderer: $0.0, targets: $0.1) }, beats: slot < beats.count ? beats[slot] : nil) }
         }
         beatMailboxes = beats
-        firstSlot = inputs.firstIndex { $0 != nil } ?? 0
+        tempoSlot = configuration.tempoSlot
+        firstSlot = tempoSlot ?? inputs.firstIndex { $0 != nil } ?? 0
         statusApart = configuration.hasNamedInputs
         self.wled = wled.map { (encoder: $0.0, targets: $0.1) }
         targetAddresses = configuration.targets.map(\.description) + configuration.wledTargets.map { "wled \($0)" }
@@ -446,7 +448,7 @@ final class PublisherWorker: @unchecked Sendable {
                 return input
             }
         }
-        if !changes.isEmpty { firstSlot = inputs.firstIndex { $0 != nil } ?? 0 }
+        if !changes.isEmpty { firstSlot = tempoSlot ?? inputs.firstIndex { $0 != nil } ?? 0 }
     }
 
     /// Sends the waiting control acknowledgements as plain messages to every OSC target.

@@ -15,6 +15,9 @@ public struct PublisherConfiguration: Sendable, Equatable {
     /// `prefix/NAME` (the `spectrum` rig; another rig sends slot 0's input only), the status
     /// once per second under `prefix`.
     public var inputNames: [String?] = [""]
+    /// The slot whose frames feed the terminal summary, Link (`frameObserver`) and WLED
+    /// (`--tempo-input`, `LiveClient.tempoSlot`); nil: the first slot that holds an input.
+    public var tempoSlot: Int? = nil
     /// True with named inputs.
     public var hasNamedInputs: Bool { inputNames != [""] }
     /// Number of `/groups` values, 1–64.

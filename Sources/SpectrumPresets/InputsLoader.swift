@@ -5,14 +5,14 @@ import Yams
 /// One entry of a preset's `inputs:` list: what `--input NAME[=SOURCE_PORT]` gives.
 public struct PresetInput: Equatable, Sendable {
     public var name: String
-    /// The source port to connect, if any.
-    public var source: String?
+    /// The source ports to connect (`source:`, one port or a list; source k → channel k mod N).
+    public var sources: [String]
     /// The input's own analysis settings, over the preset's top-level ones.
     public var analysis: AnalysisOverrides
 
-    public init(name: String, source: String? = nil, analysis: AnalysisOverrides = .none) {
+    public init(name: String, sources: [String] = [], analysis: AnalysisOverrides = .none) {
         self.name = name
-        self.source = source
+        self.sources = sources
         self.analysis = analysis
     }
 }
@@ -30,7 +30,8 @@ public struct PresetInput: Equatable, Sendable {
 ///       reference_hz: 442
 /// ```
 ///
-/// Each entry is a mapping with a string `name`, an optional string `source` and optionally
+/// Each entry is a mapping with a string `name`, an optional `source` (a port, or a list of
+/// ports as a saved session writes when an input has several connections) and optionally
 /// analysis sections of its own (the top-level sections and keys, checked the same way, over
 /// the top-level values; `sharedKeys` only at the top level). Every problem is one
 /// `PresetError` line with file, line and the key as `inputs[N] NAME: section.key`; the names
@@ -47,17 +48,29 @@ public enum InputsLoader {
 
     /// The inputs of the preset at `path` (empty when it has no `inputs:`).
     public static func load(path: String) throws(PresetError) -> [PresetInput] {
-        try parse(yaml: PresetLoader.readText(path, expected: "a readable YAML preset file"), file: path)
+        try declaredInputs(path: path) ?? []
+    }
+
+    /// The inputs of the preset at `path`; nil when it has no `inputs:` key at all (an empty
+    /// list, `inputs: []`, is declared: no named inputs).
+    public static func declaredInputs(path: String) throws(PresetError) -> [PresetInput]? {
+        try parseDeclared(yaml: PresetLoader.readText(path, expected: "a readable YAML preset file"), file: path)
     }
 
     public static func parse(yaml: String, file: String) throws(PresetError) -> [PresetInput] {
+        try parseDeclared(yaml: yaml, file: file) ?? []
+    }
+
+    /// As `parse`, nil when there is no `inputs:` key.
+    public static func parseDeclared(yaml: String, file: String) throws(PresetError) -> [PresetInput]? {
         let root: Node?
         do {
             root = try compose(yaml: yaml)
         } catch {
             throw PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")
         }
-        guard let mapping = root?.mapping, let section = mapping[Node(sectionName)], section.tagName != .null else { return [] }
+        guard let mapping = root?.mapping, let section = mapping[Node(sectionName)] else { return nil }
+        guard section.tagName != .null else { return [] }
         guard let list = section.sequence else {
             throw PresetError(file: file, line: section.mark?.line, key: sectionName,
                               expected: "a list of inputs (- name: kick, source: system:capture_1)", got: PresetLoader.describe(section))
@@ -88,12 +101,22 @@ public enum InputsLoader {
                     throw PresetError(file: file, line: fieldNode.mark?.line, key: "\(key).\(field)",
                                       expected: "name, source or an analysis section (\(PresetKeys.sections.joined(separator: ", ")))", got: "an unknown key")
                 }
+                if field == "source", let ports = value.sequence {
+                    for port in ports {
+                        guard port.tagName == .str, let text = port.string, !text.isEmpty else {
+                            throw PresetError(file: file, line: port.mark?.line, key: "\(key).source",
+                                              expected: "a list of JACK ports such as [system:capture_1, system:capture_2]", got: PresetLoader.describe(port))
+                        }
+                        input.sources.append(text)
+                    }
+                    continue
+                }
                 guard value.tagName == .str, let text = value.string, !text.isEmpty else {
                     throw PresetError(file: file, line: value.mark?.line, key: "\(key).\(field)",
-                                      expected: field == "name" ? "an input name such as kick" : "a JACK port such as system:capture_1",
+                                      expected: field == "name" ? "an input name such as kick" : "a JACK port such as system:capture_1, or a list of them",
                                       got: PresetLoader.describe(value))
                 }
-                if field == "name" { input.name = text } else { input.source = text }
+                if field == "name" { input.name = text } else { input.sources = [text] }
             }
             guard !input.name.isEmpty else {
                 throw PresetError(file: file, line: entry.mark?.line, key: "\(key).name", expected: "an input name such as kick", got: "none")

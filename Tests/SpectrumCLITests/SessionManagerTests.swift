@@ -70,6 +70,130 @@ import Testing
         #expect(second.violations.isEmpty, "\(second.violations)")
     }
 
+    /// Polls `condition` every 50 ms until it holds or `seconds` pass.
+    static func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(50_000)
+        }
+        return true
+    }
+
+    /// Inputs added and removed over OSC control are the session's: dirty, saved with their
+    /// connections, and back (or gone) when the session opens again; a saved source whose
+    /// client starts after spectrum (as in a session) is connected when it appears.
+    @Test func inputsAddedAndRemovedAtRunTimeComeBackWithTheSession() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let scratch = try ScratchDirectory()
+        let sessionPath = scratch.path("Inputs/spectrum.nINPT")
+        let clientID = "spectrum.nINPT"
+        let controlPort = ControlCommandTests.freePort()
+        let stateFile = sessionPath + "/preset.yaml"
+
+        // 1) Opened with one input from the command line: it is connected from its source (the
+        //    session's own state), and the first state holds it.
+        let nsm = try FakeNSMServer()
+        defer { nsm.stop() }
+        let environment = ["NSM_URL": nsm.url, "JACK_DEFAULT_SERVER": server.name]
+        var spectrum = try RunningSpectrum(["run", "--input", "kick=system:capture_1", "--control", "\(controlPort)", "--quiet"], environment: environment)
+        try #require(nsm.waitFor("/nsm/server/announce") != nil)
+        nsm.open(path: sessionPath, displayName: "Spectrum", clientID: clientID)
+        try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }) != nil, "no reply to open")
+        #expect(Self.eventually { server.connections(of: "\(clientID):kick") == ["system:capture_1"] }, "\(server.connections(of: "\(clientID):kick"))")
+        let first = try String(contentsOfFile: stateFile, encoding: .utf8)
+        #expect(first.contains("name: \"kick\"") && first.contains("source: \"system:capture_1\""), "\(first)")
+
+        // 2) One input added (from another client of the session), the other removed, over OSC
+        //    control: dirty.
+        var synth = try ToneClient(serverName: server.name, clientName: "synth")
+        defer { synth.stop() }
+        ControlCommandTests.send("/spectrum/control/input/add", port: controlPort) {
+            lo_message_add_string($0, "bass")
+            lo_message_add_string($0, "synth:out")
+        }
+        #expect(synth.outputPortName == "synth:out")
+        #expect(nsm.waitFor("/nsm/client/is_dirty") != nil, "no is_dirty after an input was added")
+        #expect(Self.eventually { server.connections(of: "\(clientID):bass") == ["synth:out"] }, "\(Self.ports(server))")
+        ControlCommandTests.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "kick") }
+        #expect(Self.eventually { !Self.ports(server).contains("\(clientID):kick") }, "\(Self.ports(server))")
+
+        // 3) Saved: the inputs as they are now.
+        nsm.save()
+        try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/save" }) != nil, "no reply to save")
+        #expect(nsm.waitFor("/nsm/client/is_clean") != nil)
+        let saved = try String(contentsOfFile: stateFile, encoding: .utf8)
+        #expect(saved.contains("name: \"bass\"") && saved.contains("source: \"synth:out\"") && !saved.contains("kick"), "\(saved)")
+        spectrum.signal(SIGTERM)
+        #expect(spectrum.waitForExit(within: 5)?.status == 0)
+        #expect(nsm.violations.isEmpty, "\(nsm.violations)")
+        synth.stop()
+
+        // 4) Opened again with no arguments, as nsmd starts it, before the synth: bass is there,
+        //    kick is not; bass is connected once the synth is back.
+        let second = try FakeNSMServer()
+        defer { second.stop() }
+        spectrum = try RunningSpectrum([], environment: ["NSM_URL": second.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(second.waitFor("/nsm/server/announce") != nil)
+        second.open(path: sessionPath, displayName: "Spectrum", clientID: clientID)
+        try #require(second.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }) != nil, "no reply to the second open")
+        #expect(Self.ports(server).contains("\(clientID):bass"), "\(Self.ports(server))")
+        #expect(!Self.ports(server).contains("\(clientID):kick") && !Self.ports(server).contains("\(clientID):in"), "\(Self.ports(server))")
+        synth = try ToneClient(serverName: server.name, clientName: "synth")
+        #expect(Self.eventually { server.connections(of: "\(clientID):bass") == ["synth:out"] }, "\(Self.ports(server))")
+        spectrum.signal(SIGTERM)
+        #expect(spectrum.waitForExit(within: 5)?.status == 0)
+        #expect(second.violations.isEmpty, "\(second.violations)")
+    }
+
+    /// A state written before inputs were saved (no `inputs:` key) still opens, with the
+    /// command line's inputs; the first save adds them.
+    @Test func aStateWithoutInputsTakesTheCommandLinesInputs() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let scratch = try ScratchDirectory()
+        let sessionPath = scratch.path("session/spectrum.nOLD")
+        let clientID = "spectrum.nOLD"
+        let stateFile = try scratch.write("session/spectrum.nOLD/preset.yaml", "pitch:\n  reference_hz: 441\n")
+        let nsm = try FakeNSMServer()
+        defer { nsm.stop() }
+        let spectrum = try RunningSpectrum(["run", "--input", "vocal=system:capture_2", "--quiet"],
+                                           environment: ["NSM_URL": nsm.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(nsm.waitFor("/nsm/server/announce") != nil)
+        nsm.open(path: sessionPath, displayName: "Spectrum", clientID: clientID)
+        try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }) != nil, "no reply to open")
+        #expect(Self.eventually { server.connections(of: "\(clientID):vocal") == ["system:capture_2"] }, "\(Self.ports(server))")
+        nsm.save()
+        try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/save" }) != nil)
+        let saved = try String(contentsOfFile: stateFile, encoding: .utf8)
+        #expect(saved.contains("reference_hz: 441") && saved.contains("name: \"vocal\""), "\(saved)")
+        spectrum.signal(SIGTERM)
+        #expect(spectrum.waitForExit(within: 5)?.status == 0)
+        #expect(nsm.violations.isEmpty, "\(nsm.violations)")
+    }
+
+    /// A state whose inputs are not a list is refused in one line naming the file and what
+    /// was expected.
+    @Test func aBrokenInputsListIsRefusedInOneLine() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let scratch = try ScratchDirectory()
+        let sessionPath = scratch.path("session/spectrum.nBADIN")
+        _ = try scratch.write("session/spectrum.nBADIN/preset.yaml", "pitch:\n  reference_hz: 440\ninputs: kick\n")
+        let nsm = try FakeNSMServer()
+        defer { nsm.stop() }
+        let spectrum = try RunningSpectrum([], environment: ["NSM_URL": nsm.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(nsm.waitFor("/nsm/server/announce") != nil)
+        nsm.open(path: sessionPath, displayName: "Spectrum", clientID: "spectrum.nBADIN")
+        let error = try #require(nsm.waitFor("/error"), "no /error for a broken inputs list")
+        #expect(error.strings[0] == "/nsm/client/open" && error.strings[1].contains("inputs"))
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 1)
+        #expect(result.standardErrorLines.last?.contains("preset.yaml:3: inputs: expected a list of inputs") == true, "\(result.standardError)")
+        #expect(nsm.violations.isEmpty, "\(nsm.violations)")
+    }
+
     @Test func aBrokenSessionStateIsRefusedInOneLine() throws {
         let server = try PrivateJackServer()
         defer { server.stop() }

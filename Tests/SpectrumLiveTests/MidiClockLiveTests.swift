@@ -52,6 +52,41 @@ struct MidiClockPort {
         #expect(events.last?.status == 0xFC || events.dropLast().last?.status == 0xFC, "last events \(events.suffix(3).map(\.bytes))")
     }
 
+    @Test("The tempo input drives the clock: a silent first input and a 120 BPM click on the second, chosen with tempoInput; 0 allocations and 0 frees on the process thread")
+    func tempoInputDrivesTheClock() async throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        var configuration = clockConfiguration(server: server)
+        configuration.inputs = [LiveInput(name: "quiet", sources: ["system:capture_1"]), LiveInput(name: "click")]
+        configuration.tempoInput = "click"
+        let allocationsBefore = allocation_tally_allocations(processThreadTally)
+        let freesBefore = allocation_tally_frees(processThreadTally)
+        let client = try LiveClient(configuration: configuration, processCallback: countingProcess)
+        defer { client.stop() }
+        #expect(client.tempoSlot == 1)
+        let player = try clicks(server, into: client.portNames[1])
+        defer { player.stop() }
+        let ran = await eventually(within: 40) {
+            _ = drain(client)
+            return (client.status().midiClock?.ticks ?? 0) >= 24 * 4
+        }
+        let status = client.status()
+        client.stop()
+        let clock = try #require(status.midiClock)
+        #expect(ran && clock.isRunning && abs(clock.bpm - 120) < 1, "\(clock)")
+        #expect(allocation_tally_allocations(processThreadTally) - allocationsBefore == 0, "allocations on the process thread")
+        #expect(allocation_tally_frees(processThreadTally) - freesBefore == 0, "frees on the process thread")
+    }
+
+    @Test("A tempo input that is not one of the inputs is refused in one line listing them")
+    func unknownTempoInput() throws {
+        var configuration = LiveConfiguration()
+        configuration.inputs = [LiveInput(name: "kick"), LiveInput(name: "bass")]
+        configuration.tempoInput = "snare"
+        let error = #expect(throws: LiveClientError.self) { try LiveClient(configuration: configuration) }
+        #expect(error?.description == "--tempo-input snare: expected the name of an input, got none of kick, bass")
+    }
+
     @Test("After a server restart the midi_clock port is registered again and the clock starts again (FA) on the next downbeat")
     func clockSurvivesRestart() async throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)

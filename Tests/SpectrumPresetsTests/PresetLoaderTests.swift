@@ -242,9 +242,12 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
             ballistics:
               attack_ms: 15
             """
-        #expect(try InputsLoader.parse(yaml: yaml, file: "rig.yaml") == [PresetInput(name: "kick", source: "system:capture_1"), PresetInput(name: "vocal")])
+        #expect(try InputsLoader.parse(yaml: yaml, file: "rig.yaml") == [PresetInput(name: "kick", sources: ["system:capture_1"]), PresetInput(name: "vocal")])
         #expect(try PresetLoader.parse(yaml: yaml, file: "rig.yaml").ballistics.attackMilliseconds == 15)
         #expect(try InputsLoader.parse(yaml: "ballistics:\n  attack_ms: 15\n", file: "rig.yaml").isEmpty)
+        // Several sources (as a session save writes an input with several connections).
+        #expect(try InputsLoader.parse(yaml: "inputs:\n  - name: pads\n    source: [system:capture_1, system:capture_2]\n", file: "rig.yaml")
+            == [PresetInput(name: "pads", sources: ["system:capture_1", "system:capture_2"])])
     }
 
     @Test(arguments: [
@@ -252,6 +255,8 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
         ("inputs:\n  - kick\n", "rig.yaml:2: inputs[1]: expected a mapping with name and source"),
         ("inputs:\n  - source: system:capture_1\n", "rig.yaml:2: inputs[1].name: expected an input name such as kick, got none"),
         ("inputs:\n  - name: 12\n", "rig.yaml:2: inputs[1].name: expected an input name such as kick, got 12"),
+        ("inputs:\n  - name: kick\n    source: [system:capture_1, 3]\n", "rig.yaml:3: inputs[1].source: expected a list of JACK ports such as [system:capture_1, system:capture_2], got 3"),
+        ("inputs:\n  - name: kick\n    source: {a: b}\n", "rig.yaml:3: inputs[1].source: expected a JACK port such as system:capture_1, or a list of them"),
         ("inputs:\n  - name: kick\n    port: x\n", "rig.yaml:3: inputs[1].port: expected name, source or an analysis section (output, spectrum"),
         ("inputs:\n  - name: kick\n    pitch:\n      pitch_hz: 3\n", "rig.yaml:4: inputs[1] kick: pitch.pitch_hz: expected one of enabled, minimum_frequency_hz"),
         ("inputs:\n  - name: kick\n    pitch:\n      reference_hz: 500\n", "rig.yaml:4: inputs[1] kick: pitch.reference_hz: expected 415 to 466 Hz, got 500"),

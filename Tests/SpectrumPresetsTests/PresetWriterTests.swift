@@ -31,7 +31,25 @@ import Testing
     func keepsInputs() throws {
         let previous = "inputs:\n  - name: kick\n    source: system:capture_1\n"
         let text = PresetWriter.yaml(for: AnalysisConfiguration(), keepingOutputsOf: previous)
-        #expect(try InputsLoader.parse(yaml: text, file: "state.yaml") == [PresetInput(name: "kick", source: "system:capture_1")])
+        #expect(try InputsLoader.parse(yaml: text, file: "state.yaml") == [PresetInput(name: "kick", sources: ["system:capture_1"])])
+    }
+
+    @Test("A session's inputs are written as they are and read back the same: several ports, odd port names, own settings")
+    func writesInputs() throws {
+        let own = try #require(InputsLoader.parse(yaml: "inputs:\n  - name: kick\n    rhythm:\n      minimum_bpm: 100\n    pitch:\n      reference_hz: 415.5\n",
+                                                  file: "own.yaml").first).analysis
+        let inputs = [
+            PresetInput(name: "kick", sources: ["system:capture_1"], analysis: own),
+            PresetInput(name: "808", sources: ["a2j:Midi Through [14] (capture): Port-0", "system:capture_2"]),
+            PresetInput(name: "vocal"),
+        ]
+        let previous = "inputs:\n  - name: old\nosc:\n  targets: [127.0.0.1:9000]\n"
+        let text = PresetWriter.yaml(for: AnalysisConfiguration(), inputs: inputs, keepingOutputsOf: previous)
+        #expect(try InputsLoader.parse(yaml: text, file: "state.yaml") == inputs, "\(text)")
+        #expect(text.contains("127.0.0.1:9000") && !text.contains("name: old"), "outputs kept, the old inputs replaced: \(text)")
+        let none = PresetWriter.yaml(for: AnalysisConfiguration(), inputs: [], keepingOutputsOf: previous)
+        #expect(try InputsLoader.parseDeclared(yaml: none, file: "state.yaml") == [])
+        #expect(try InputsLoader.parseDeclared(yaml: PresetWriter.yaml(for: AnalysisConfiguration()), file: "state.yaml") == nil)
     }
 
     @Test("Output sections of the file being replaced are kept")

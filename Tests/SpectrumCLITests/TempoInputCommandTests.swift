@@ -1,0 +1,50 @@
+import CLo
+import Foundation
+import SpectrumTestSupport
+import Testing
+
+/// `spectrum run --tempo-input NAME`: the chosen input, not the first, drives the tempo outputs
+/// (the live summary, the MIDI clock; Link and WLED take the same frames), on a private jackd.
+@Suite("Tempo input", .serialized)
+struct TempoInputCommandTests {
+    /// The first input hears silence, the second a 120 BPM click: with `--tempo-input click` the
+    /// MIDI clock runs at 120 BPM and the summary shows it.
+    @Test func theChosenInputDrivesTheMidiClockAndTheSummary() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let click = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
+                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2).samples)
+        defer { click.stop() }
+        let osc = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--input", "quiet=system:capture_1", "--input", "click=\(click.outputPortName)",
+                                            "--tempo-input", "click", "--midi-clock", "--osc", "127.0.0.1:\(osc.port)", "--duration", "12"])
+        osc.receive(timeoutSeconds: 13) { false }
+        let result = try #require(spectrum.waitForExit(within: 20), "spectrum did not stop")
+        #expect(result.status == 0, "\(result.standardError)")
+        let clockStatus = osc.bundles.compactMap { $0.message("/spectrum/status/midi_clock")?.values }
+        #expect(clockStatus.contains { $0[0] == 1 && abs($0[1] - 120) < 0.5 }, "the clock did not run at 120 BPM: \(clockStatus.suffix(3))")
+        #expect(result.standardOutput.contains("120.0 BPM"), "the summary shows no 120 BPM: \(result.standardOutput.suffix(400))")
+    }
+
+    /// An unknown name is one line naming the option, the value and the inputs there are.
+    @Test func anUnknownTempoInputIsOneLine() throws {
+        let result = try SpectrumProcess.run(["run", "--input", "kick", "--input", "bass", "--tempo-input", "snare", "--server", "spectrum-no-such-server"])
+        #expect(result.status == 1)
+        #expect(result.standardErrorLines == ["spectrum: --tempo-input snare: expected the name of an input, got none of kick, bass"], "\(result.standardError)")
+    }
+
+    /// The tempo input cannot be removed over OSC control (the MIDI clock reads its slot).
+    @Test func theTempoInputCannotBeRemoved() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let controlPort = ControlCommandTests.freePort()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--input", "kick", "--input", "bass", "--tempo-input", "bass",
+                                            "--control", "\(controlPort)", "--quiet", "--duration", "3"])
+        usleep(1_000_000)
+        ControlCommandTests.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "bass") }
+        usleep(500_000)
+        #expect(try server.listPorts().contains("spectrum:bass"), "the tempo input was removed")
+        let result = try #require(spectrum.waitForExit(within: 10), "spectrum did not stop")
+        #expect(result.standardError.contains("input bass: it drives the tempo outputs (--tempo-input), expected another input"), "\(result.standardError)")
+    }
+}
