@@ -135,7 +135,10 @@ struct RunCommand: ParsableCommand {
             // The tempo input: a session state's `tempo_input:`, else --tempo-input, else the
             // preset's `tempo_input:` (a file's name checked here, so its error names the file).
             let presetTempoInput = try tempoOut.tempoInput == nil ? presetOptions.presetPath().flatMap { path throws(PresetError) in try InputsLoader.declaredTempoInput(path: path) } : nil
-            let commandLineTempoInput = tempoOut.tempoInput ?? presetTempoInput?.name
+            try presetTempoInput?.check(inputNames: commandLineInputs.map(\.name))
+            // Only a name among the inputs goes into a session's first state: a wrong
+            // --tempo-input is refused by the client below and must not outlive this run.
+            let commandLineTempoInput = (tempoOut.tempoInput ?? presetTempoInput?.name).flatMap { name in commandLineInputs.contains { $0.name == name } ? name : nil }
             let inputs: [LiveInput]
             let stateTempoInput: PresetTempoInput?
             (configuration, inputs, stateTempoInput) = try managed?.loadState(commandLine: commandLine, commandLineInputs: commandLineInputs,

@@ -17,7 +17,8 @@ public struct PresetInput: Equatable, Sendable {
     }
 }
 
-/// A preset's `tempo_input:`: the name, and where it was written (for the error line).
+/// A preset's `tempo_input:`: the name, and where it was written (for the error line). Plain
+/// data; any thread.
 public struct PresetTempoInput: Equatable, Sendable {
     public var name: String
     public var file: String

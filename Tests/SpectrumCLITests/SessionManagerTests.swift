@@ -208,6 +208,17 @@ import Testing
         #expect(result.status == 1)
         #expect(result.standardErrorLines.last == "spectrum: \(bad):4: tempo_input: expected the name of an input, got snare, none of kick, bass", "\(result.standardError)")
         #expect(second.violations.isEmpty, "\(second.violations)")
+
+        // A wrong --tempo-input at a session's first open is refused and not saved in its state.
+        let third = try FakeNSMServer()
+        defer { third.stop() }
+        let wrong = try RunningSpectrum(["run", "--input", "kick", "--tempo-input", "snare"], environment: ["NSM_URL": third.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(third.waitFor("/nsm/server/announce") != nil)
+        third.open(path: scratch.path("session/spectrum.nNEWT"), displayName: "Spectrum", clientID: "spectrum.nNEWT")
+        #expect(third.waitFor("/error") != nil, "no /error for an unknown --tempo-input")
+        #expect(try #require(wrong.waitForExit(within: 5)).status == 1)
+        let first = try String(contentsOfFile: scratch.path("session/spectrum.nNEWT/preset.yaml"), encoding: .utf8)
+        #expect(first.contains("name: \"kick\"") && !first.contains("tempo_input"), "\(first)")
     }
 
     /// A state whose inputs are not a list is refused in one line naming the file and what
