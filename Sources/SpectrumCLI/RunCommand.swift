@@ -132,9 +132,21 @@ struct RunCommand: ParsableCommand {
         do {
             let commandLine = try analysis.apply(to: presetOptions.loadConfiguration())
             let commandLineInputs = try inputs(presetPath: presetOptions.presetPath())
+            // The tempo input: a session state's `tempo_input:`, else --tempo-input, else the
+            // preset's `tempo_input:` (a file's name checked here, so its error names the file).
+            let presetTempoInput = try tempoOut.tempoInput == nil ? presetOptions.presetPath().flatMap { path throws(PresetError) in try InputsLoader.declaredTempoInput(path: path) } : nil
+            try presetTempoInput?.check(inputNames: commandLineInputs.map(\.name))
+            // Only a name among the inputs goes into a session's first state: a wrong
+            // --tempo-input is refused by the client below and must not outlive this run.
+            let commandLineTempoInput = (tempoOut.tempoInput ?? presetTempoInput?.name).flatMap { name in commandLineInputs.contains { $0.name == name } ? name : nil }
             let inputs: [LiveInput]
-            (configuration, inputs) = try managed?.loadState(commandLine: commandLine, commandLineInputs: commandLineInputs,
-                                                             commandLinePreset: presetOptions.presetPath()) ?? (commandLine, commandLineInputs)
+            let stateTempoInput: PresetTempoInput?
+            (configuration, inputs, stateTempoInput) = try managed?.loadState(commandLine: commandLine, commandLineInputs: commandLineInputs,
+                                                                              commandLineTempoInput: commandLineTempoInput,
+                                                                              commandLinePreset: presetOptions.presetPath()) ?? (commandLine, commandLineInputs, nil)
+            let fileTempoInput = stateTempoInput ?? (tempoOut.tempoInput == nil ? presetTempoInput : nil)
+            try fileTempoInput?.check(inputNames: inputs.map(\.name))
+            let tempoInput = fileTempoInput?.name ?? tempoOut.tempoInput
             if let managed, !inputs.isEmpty, !jack.connections.isEmpty {
                 throw ValidationError("--connect: cannot be combined with the inputs of \(managed.stateURL.path); give each input its source there")
             }
@@ -145,7 +157,7 @@ struct RunCommand: ParsableCommand {
             publisherConfiguration = try osc.publisherConfiguration(outputRateHz: configuration.outputRateHz, bandCount: configuration.spectrum.bandCount, presetPath: presetPath)
             let controlEndpoint = control.flatMap(Self.controlEndpoint)
             let web = http.flatMap(Self.controlEndpoint).map { LiveSession.WebOptions(host: $0.host, port: Int($0.port), control: controlEndpoint) }
-            session = try LiveSession(jack: jack, inputs: inputs, tempoInput: tempoOut.tempoInput, awaitsMissingSources: managed != nil, analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
+            session = try LiveSession(jack: jack, inputs: inputs, tempoInput: tempoInput, awaitsMissingSources: managed != nil, analysis: configuration, osc: publisherConfiguration, web: web, midiClock: tempoOut.midiClock,
                                      midiClockDestinations: tempoOut.midiClockDestinations,
                                      link: tempoOut.link ? (tempoOut.linkLead ? .lead : .follow) : .off)
         } catch {
@@ -153,7 +165,8 @@ struct RunCommand: ParsableCommand {
             throw oneLineFailure("spectrum: \(error)")
         }
         managed?.opened(clientName: session.client.clientName, currentConfiguration: { session.client.analysisConfiguration },
-                        currentInputs: { session.client.inputSlots == [""] ? nil : session.client.namedInputs })
+                        currentInputs: { session.client.inputSlots == [""] ? nil : session.client.namedInputs },
+                        tempoInput: session.client.tempoInput)
         defer { managed?.stop() }
         var controlServer: ControlServer?
         let applier = ControlApplier(client: session.client, publisher: session.publisher, web: session.web, onSettingsChanged: { managed?.settingsChanged() })

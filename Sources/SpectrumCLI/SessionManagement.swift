@@ -41,32 +41,36 @@ final class ManagedSession: @unchecked Sendable {
     /// `commandLine`; the inputs over `commandLineInputs` when the state has an `inputs:` key,
     /// which a state written before inputs were saved may lack), else the command line's,
     /// written as the session's first state (with the outputs of the command line's preset
-    /// file). Throws one line naming the state file when it cannot be read or written.
-    func loadState(commandLine configuration: AnalysisConfiguration, commandLineInputs: [LiveInput],
-                   commandLinePreset: String?) throws -> (analysis: AnalysisConfiguration, inputs: [LiveInput]) {
+    /// file, and `commandLineTempoInput` as its `tempo_input:`). `tempoInput`: the saved state's
+    /// `tempo_input:`, which goes over the command line's (nil when the state has none or there
+    /// is no state yet). Throws one line naming the state file when it cannot be read or written.
+    func loadState(commandLine configuration: AnalysisConfiguration, commandLineInputs: [LiveInput], commandLineTempoInput: String?,
+                   commandLinePreset: String?) throws -> (analysis: AnalysisConfiguration, inputs: [LiveInput], tempoInput: PresetTempoInput?) {
         if FileManager.default.fileExists(atPath: stateURL.path) {
             let analysis = try PresetLoader.load(path: stateURL.path, base: configuration)
-            guard let saved = try InputsLoader.declaredInputs(path: stateURL.path) else { return (analysis, commandLineInputs) }
+            let tempoInput = try InputsLoader.declaredTempoInput(path: stateURL.path)
+            guard let saved = try InputsLoader.declaredInputs(path: stateURL.path) else { return (analysis, commandLineInputs, tempoInput) }
             let inputs = saved.map { LiveInput(name: $0.name, sources: $0.sources, analysis: $0.analysis) }
             try LiveInput.validate(inputs, origin: "\(stateURL.path): inputs:")
-            return (analysis, inputs)
+            return (analysis, inputs, tempoInput)
         }
         let presetText = try commandLinePreset.map { try String(contentsOfFile: $0, encoding: .utf8) }
         try SessionStateFile.writeAtomically(Self.stateText(configuration, inputs: commandLineInputs.isEmpty ? nil : commandLineInputs,
-                                                            keepingOutputsOf: presetText), to: stateURL)
-        return (configuration, commandLineInputs)
+                                                            tempoInput: commandLineTempoInput, keepingOutputsOf: presetText), to: stateURL)
+        return (configuration, commandLineInputs, nil)
     }
 
     /// The open succeeded: tell the server, and answer saves from now on with the analysis and
-    /// the named inputs at that moment (`currentInputs`: nil for the one unnamed input).
+    /// the named inputs at that moment (`currentInputs`: nil for the one unnamed input) and
+    /// `tempoInput` (fixed at start; nil: the first input).
     func opened(clientName: String, currentConfiguration: @escaping @Sendable () -> AnalysisConfiguration,
-                currentInputs: @escaping @Sendable () -> [LiveInput]?) {
+                currentInputs: @escaping @Sendable () -> [LiveInput]?, tempoInput: String?) {
         try? nsm.replyOpen(message: "Spectrum: JACK client '\(clientName)', state in \(stateURL.path)")
         let stateURL = self.stateURL
         nsm.start {
             let previous = try? String(contentsOf: stateURL, encoding: .utf8)
             do {
-                try SessionStateFile.writeAtomically(Self.stateText(currentConfiguration(), inputs: currentInputs(), keepingOutputsOf: previous), to: stateURL)
+                try SessionStateFile.writeAtomically(Self.stateText(currentConfiguration(), inputs: currentInputs(), tempoInput: tempoInput, keepingOutputsOf: previous), to: stateURL)
                 return .success("saved \(stateURL.path)")
             } catch {
                 return .failure(NSMFailure(.saveFailed, "\(error)"))
@@ -83,11 +87,14 @@ final class ManagedSession: @unchecked Sendable {
 
     func stop() { nsm.stop() }
 
-    /// `inputs` nil: the `inputs:` of `previous` carried over (none for the one unnamed input).
-    private static func stateText(_ configuration: AnalysisConfiguration, inputs: [LiveInput]?, keepingOutputsOf previous: String?) -> String {
+    /// `inputs` nil: the `inputs:` (and `tempo_input:`) of `previous` carried over (none for the
+    /// one unnamed input); `tempoInput` is written with `inputs`.
+    private static func stateText(_ configuration: AnalysisConfiguration, inputs: [LiveInput]?, tempoInput: String?,
+                                  keepingOutputsOf previous: String?) -> String {
         PresetWriter.yaml(for: configuration, header: [
             "Spectrum session state (NSM), written when the session is saved.",
             "A preset file: edit it while Spectrum is not running; osc: targets: here add outputs (docs/deploy.md).",
-        ], inputs: inputs?.map { PresetInput(name: $0.name, sources: $0.sources, analysis: $0.analysis) }, keepingOutputsOf: previous)
+        ], inputs: inputs?.map { PresetInput(name: $0.name, sources: $0.sources, analysis: $0.analysis) }, tempoInput: tempoInput,
+           keepingOutputsOf: previous)
     }
 }

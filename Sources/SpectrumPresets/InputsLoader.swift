@@ -17,6 +17,28 @@ public struct PresetInput: Equatable, Sendable {
     }
 }
 
+/// A preset's `tempo_input:`: the name, and where it was written (for the error line). Plain
+/// data; any thread.
+public struct PresetTempoInput: Equatable, Sendable {
+    public var name: String
+    public var file: String
+    public var line: Int?
+
+    public init(name: String, file: String, line: Int?) {
+        self.name = name
+        self.file = file
+        self.line = line
+    }
+
+    /// Throws one line naming the file, the key, the value and the inputs there are when no
+    /// input of `inputNames` (the inputs that will run) has this name.
+    public func check(inputNames: [String]) throws(PresetError) {
+        guard !inputNames.contains(name) else { return }
+        throw PresetError(file: file, line: line, key: InputsLoader.tempoInputKey, expected: "the name of an input",
+                          got: "\(name), " + (inputNames.isEmpty ? "and there are no named inputs" : "none of " + inputNames.joined(separator: ", ")))
+    }
+}
+
 /// Reads a preset's `inputs:` section, the named inputs of the live client:
 ///
 /// ```yaml
@@ -39,6 +61,9 @@ public struct PresetInput: Equatable, Sendable {
 /// not real-time safe.
 public enum InputsLoader {
     public static let sectionName = "inputs"
+    /// The top-level key naming the input that drives the tempo outputs (the summary, MIDI
+    /// clock, Link, WLED), as `--tempo-input` does: `tempo_input: kick`.
+    public static let tempoInputKey = "tempo_input"
 
     /// Keys every input shares, so an input cannot set its own: the frame rate (one publisher
     /// and clock) and the bands (one OSC address table, band grouping and web view).
@@ -55,6 +80,27 @@ public enum InputsLoader {
     /// list, `inputs: []`, is declared: no named inputs).
     public static func declaredInputs(path: String) throws(PresetError) -> [PresetInput]? {
         try parseDeclared(yaml: PresetLoader.readText(path, expected: "a readable YAML preset file"), file: path)
+    }
+
+    /// The preset's `tempo_input:` name and its line; nil when the key is absent. Only its form
+    /// is checked here (a non-empty string); whether an input of that name runs is checked
+    /// against the inputs actually started (`PresetTempoInput.check`).
+    public static func declaredTempoInput(path: String) throws(PresetError) -> PresetTempoInput? {
+        try parseTempoInput(yaml: PresetLoader.readText(path, expected: "a readable YAML preset file"), file: path)
+    }
+
+    public static func parseTempoInput(yaml: String, file: String) throws(PresetError) -> PresetTempoInput? {
+        let root: Node?
+        do {
+            root = try compose(yaml: yaml)
+        } catch {
+            throw PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")
+        }
+        guard let value = root?.mapping?[Node(tempoInputKey)] else { return nil }
+        guard value.tagName == .str, let name = value.string, !name.isEmpty else {
+            throw PresetError(file: file, line: value.mark?.line, key: tempoInputKey, expected: "the name of an input such as kick", got: PresetLoader.describe(value))
+        }
+        return PresetTempoInput(name: name, file: file, line: value.mark?.line)
     }
 
     public static func parse(yaml: String, file: String) throws(PresetError) -> [PresetInput] {

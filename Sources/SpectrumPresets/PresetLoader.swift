@@ -36,11 +36,11 @@ public enum PresetLoader {
         var lines: [String: Int] = [:]
         for (sectionNode, sectionValue) in mapping {
             let sectionName = sectionNode.string ?? describe(sectionNode)
-            // The output sections are read by RigLoader, the inputs by InputsLoader.
-            if RigLoader.outputSections.contains(sectionName) || sectionName == InputsLoader.sectionName { continue }
+            // The output sections are read by RigLoader, the inputs and tempo input by InputsLoader.
+            if RigLoader.outputSections.contains(sectionName) || [InputsLoader.sectionName, InputsLoader.tempoInputKey].contains(sectionName) { continue }
             guard sections.contains(sectionName) else {
                 throw PresetError(file: file, line: sectionNode.mark?.line, key: sectionName,
-                                  expected: "one of the sections \((sections + RigLoader.outputSections + [InputsLoader.sectionName]).joined(separator: ", "))", got: "an unknown section")
+                                  expected: "one of the sections \((sections + RigLoader.outputSections + [InputsLoader.sectionName, InputsLoader.tempoInputKey]).joined(separator: ", "))", got: "an unknown section")
             }
             for (assignment, line) in try assignments(section: sectionName, sectionNode, sectionValue, file: file, keyPrefix: "") {
                 assignment.apply(&configuration)

@@ -10,9 +10,10 @@ public enum PresetWriter {
     /// `routes:`, `osc:`) of `keepingOutputsOf` (the file being replaced) are carried over, so
     /// saving never drops what someone wrote there. `inputs`: the `inputs:` list to write (a
     /// session's inputs as they are now; `[]` writes `inputs: []`); nil carries over the
-    /// `inputs:` of `keepingOutputsOf`, if any.
+    /// `inputs:` of `keepingOutputsOf`, if any, with its `tempo_input:`. `tempoInput`: written as
+    /// `tempo_input:` with `inputs` (nil: none).
     public static func yaml(for configuration: AnalysisConfiguration, header: [String] = [], inputs: [PresetInput]? = nil,
-                            keepingOutputsOf previous: String? = nil) -> String {
+                            tempoInput: String? = nil, keepingOutputsOf previous: String? = nil) -> String {
         var lines = header.map { "# \($0)" }
         if !lines.isEmpty { lines.append("") }
         for section in PresetKeys.sections {
@@ -25,16 +26,19 @@ public enum PresetWriter {
         }
         var text = lines.joined(separator: "\n")
         var kept = keptSections(of: previous, includingInputs: inputs == nil)
-        if let inputs { kept.append((Node(InputsLoader.sectionName), inputsNode(inputs))) }
+        if let inputs {
+            kept.append((Node(InputsLoader.sectionName), inputsNode(inputs)))
+            if let tempoInput { kept.append((Node(InputsLoader.tempoInputKey), Node(tempoInput, Tag(.str), .doubleQuoted))) }
+        }
         if !kept.isEmpty, let sections = try? serialize(node: .mapping(Node.Mapping(kept))) { text += "\n" + sections }
         return text
     }
 
-    /// The output sections (and, if asked, the inputs) of a preset's text, in its order; none
+    /// The output sections (and, if asked, the inputs and tempo input) of a preset's text, in its order; none
     /// when the text is not YAML (the loader reports that on its own).
     static func keptSections(of text: String?, includingInputs: Bool) -> [(Node, Node)] {
         guard let text, let root = try? compose(yaml: text), let mapping = root.mapping else { return [] }
-        let names = RigLoader.outputSections + (includingInputs ? [InputsLoader.sectionName] : [])
+        let names = RigLoader.outputSections + (includingInputs ? [InputsLoader.sectionName, InputsLoader.tempoInputKey] : [])
         return mapping.filter { key, _ in names.contains(key.string ?? "") }.map { ($0.key, $0.value) }
     }
 

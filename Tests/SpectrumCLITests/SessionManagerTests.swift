@@ -158,7 +158,7 @@ import Testing
         let stateFile = try scratch.write("session/spectrum.nOLD/preset.yaml", "pitch:\n  reference_hz: 441\n")
         let nsm = try FakeNSMServer()
         defer { nsm.stop() }
-        let spectrum = try RunningSpectrum(["run", "--input", "vocal=system:capture_2", "--quiet"],
+        let spectrum = try RunningSpectrum(["run", "--input", "vocal=system:capture_2", "--tempo-input", "vocal", "--quiet"],
                                            environment: ["NSM_URL": nsm.url, "JACK_DEFAULT_SERVER": server.name])
         try #require(nsm.waitFor("/nsm/server/announce") != nil)
         nsm.open(path: sessionPath, displayName: "Spectrum", clientID: clientID)
@@ -167,10 +167,58 @@ import Testing
         nsm.save()
         try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/save" }) != nil)
         let saved = try String(contentsOfFile: stateFile, encoding: .utf8)
-        #expect(saved.contains("reference_hz: 441") && saved.contains("name: \"vocal\""), "\(saved)")
+        #expect(saved.contains("reference_hz: 441") && saved.contains("name: \"vocal\"") && saved.contains("tempo_input: \"vocal\""), "\(saved)")
         spectrum.signal(SIGTERM)
         #expect(spectrum.waitForExit(within: 5)?.status == 0)
         #expect(nsm.violations.isEmpty, "\(nsm.violations)")
+    }
+
+    /// A state's `tempo_input:` is the session's tempo input when it opens with no arguments (as
+    /// nsmd starts it), so the next save writes it again; one that names no input of the state
+    /// is refused in one line naming the file, the key, the value and the inputs there are.
+    @Test func aSessionsTempoInputComesBackWithIt() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let scratch = try ScratchDirectory()
+        let inputs = "inputs:\n  - name: kick\n  - name: bass\n"
+        let stateFile = try scratch.write("session/spectrum.nTEMPO/preset.yaml", inputs + "tempo_input: bass\n")
+        let nsm = try FakeNSMServer()
+        defer { nsm.stop() }
+        let spectrum = try RunningSpectrum([], environment: ["NSM_URL": nsm.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(nsm.waitFor("/nsm/server/announce") != nil)
+        nsm.open(path: scratch.path("session/spectrum.nTEMPO"), displayName: "Spectrum", clientID: "spectrum.nTEMPO")
+        try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }) != nil, "no reply to open")
+        nsm.save()
+        try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/save" }) != nil)
+        let saved = try String(contentsOfFile: stateFile, encoding: .utf8)
+        #expect(saved.contains("name: \"kick\"") && saved.contains("tempo_input: \"bass\""), "\(saved)")
+        spectrum.signal(SIGTERM)
+        #expect(spectrum.waitForExit(within: 5)?.status == 0)
+        #expect(nsm.violations.isEmpty, "\(nsm.violations)")
+
+        let bad = try scratch.write("session/spectrum.nBADT/preset.yaml", inputs + "tempo_input: snare\n")
+        let second = try FakeNSMServer()
+        defer { second.stop() }
+        let refused = try RunningSpectrum([], environment: ["NSM_URL": second.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(second.waitFor("/nsm/server/announce") != nil)
+        second.open(path: scratch.path("session/spectrum.nBADT"), displayName: "Spectrum", clientID: "spectrum.nBADT")
+        let error = try #require(second.waitFor("/error"), "no /error for an unknown tempo input")
+        #expect(error.strings[0] == "/nsm/client/open" && error.strings[1].contains("tempo_input"))
+        let result = try #require(refused.waitForExit(within: 5))
+        #expect(result.status == 1)
+        #expect(result.standardErrorLines.last == "spectrum: \(bad):4: tempo_input: expected the name of an input, got snare, none of kick, bass", "\(result.standardError)")
+        #expect(second.violations.isEmpty, "\(second.violations)")
+
+        // A wrong --tempo-input at a session's first open is refused and not saved in its state.
+        let third = try FakeNSMServer()
+        defer { third.stop() }
+        let wrong = try RunningSpectrum(["run", "--input", "kick", "--tempo-input", "snare"], environment: ["NSM_URL": third.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(third.waitFor("/nsm/server/announce") != nil)
+        third.open(path: scratch.path("session/spectrum.nNEWT"), displayName: "Spectrum", clientID: "spectrum.nNEWT")
+        #expect(third.waitFor("/error") != nil, "no /error for an unknown --tempo-input")
+        #expect(try #require(wrong.waitForExit(within: 5)).status == 1)
+        let first = try String(contentsOfFile: scratch.path("session/spectrum.nNEWT/preset.yaml"), encoding: .utf8)
+        #expect(first.contains("name: \"kick\"") && !first.contains("tempo_input"), "\(first)")
     }
 
     /// A state whose inputs are not a list is refused in one line naming the file and what

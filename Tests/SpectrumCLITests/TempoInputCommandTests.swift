@@ -26,6 +26,45 @@ struct TempoInputCommandTests {
         #expect(result.standardOutput.contains("120.0 BPM"), "the summary shows no 120 BPM: \(result.standardOutput.suffix(400))")
     }
 
+    /// The same from a preset: its `tempo_input: click` picks the second of its inputs.
+    @Test func aPresetsTempoInputDrivesTheMidiClockAndTheSummary() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let click = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
+                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2).samples)
+        defer { click.stop() }
+        let scratch = try ScratchDirectory()
+        let preset = try scratch.write("rig.yaml", """
+            inputs:
+              - name: quiet
+                source: system:capture_1
+              - name: click
+                source: \(click.outputPortName)
+            tempo_input: click
+            """)
+        let osc = OSCReceiver()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--preset", preset, "--midi-clock", "--osc", "127.0.0.1:\(osc.port)", "--duration", "12"])
+        osc.receive(timeoutSeconds: 13) { false }
+        let result = try #require(spectrum.waitForExit(within: 20), "spectrum did not stop")
+        #expect(result.status == 0, "\(result.standardError)")
+        let clockStatus = osc.bundles.compactMap { $0.message("/spectrum/status/midi_clock")?.values }
+        #expect(clockStatus.contains { $0[0] == 1 && abs($0[1] - 120) < 0.5 }, "the clock did not run at 120 BPM: \(clockStatus.suffix(3))")
+        #expect(result.standardOutput.contains("120.0 BPM"), "the summary shows no 120 BPM: \(result.standardOutput.suffix(400))")
+    }
+
+    /// A preset's unknown `tempo_input:` is one line naming the file, the key, the value and the
+    /// inputs there are; `--tempo-input` goes over the preset's (so the bad value is not read).
+    @Test func aPresetsUnknownTempoInputIsOneLineAndTheOptionOverridesIt() throws {
+        let scratch = try ScratchDirectory()
+        let preset = try scratch.write("rig.yaml", "inputs:\n  - name: kick\n  - name: bass\ntempo_input: snare\n")
+        let refused = try SpectrumProcess.run(["run", "--preset", preset, "--server", "spectrum-no-such-server"])
+        #expect(refused.status == 1)
+        #expect(refused.standardErrorLines == ["spectrum: \(preset):4: tempo_input: expected the name of an input, got snare, none of kick, bass"], "\(refused.standardError)")
+        let overridden = try SpectrumProcess.run(["run", "--preset", preset, "--tempo-input", "bass", "--server", "spectrum-no-such-server"])
+        #expect(overridden.status == 1, "no server, so it stops there")
+        #expect(!overridden.standardError.contains("tempo_input") && overridden.standardError.contains("spectrum-no-such-server"), "\(overridden.standardError)")
+    }
+
     /// An unknown name is one line naming the option, the value and the inputs there are.
     @Test func anUnknownTempoInputIsOneLine() throws {
         let result = try SpectrumProcess.run(["run", "--input", "kick", "--input", "bass", "--tempo-input", "snare", "--server", "spectrum-no-such-server"])

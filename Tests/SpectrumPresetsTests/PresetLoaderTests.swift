@@ -114,7 +114,7 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
 
     @Test func unknownSectionListsTheSections() {
         #expect(errorText("output:\n  rate_hz: 60\nspectrun:\n  band_count: 64\n")
-            == "bad.yaml:3: spectrun: expected one of the sections output, spectrum, auto_level, tilt, ballistics, level, pitch, rhythm, rig, routes, osc, inputs, got an unknown section")
+            == "bad.yaml:3: spectrun: expected one of the sections output, spectrum, auto_level, tilt, ballistics, level, pitch, rhythm, rig, routes, osc, inputs, tempo_input, got an unknown section")
     }
 
     @Test func wrongTypes() {
@@ -315,5 +315,20 @@ func errorText(_ yaml: String, file: String = "bad.yaml") -> String? {
         #expect(top.rhythm.minimumBpm == 70 && top.level.vuFloorDecibels == AnalysisConfiguration().level.vuFloorDecibels)
         // An input without sections has no settings of its own.
         #expect(try InputsLoader.parse(yaml: "inputs:\n  - name: bass\n", file: "rig.yaml")[0].analysis.isEmpty)
+    }
+
+    @Test("tempo_input: a name, read beside the analysis; a value that is not a name, or names no input, is one line")
+    func tempoInput() throws {
+        let yaml = "pitch:\n  reference_hz: 442\ninputs:\n  - name: kick\ntempo_input: kick\n"
+        #expect(try PresetLoader.parse(yaml: yaml, file: "rig.yaml").pitch.referenceHz == 442)
+        #expect(try InputsLoader.parseTempoInput(yaml: yaml, file: "rig.yaml") == PresetTempoInput(name: "kick", file: "rig.yaml", line: 5))
+        #expect(try InputsLoader.parseTempoInput(yaml: "inputs:\n  - name: kick\n", file: "rig.yaml") == nil)
+        #expect(throws: PresetError(file: "rig.yaml", line: 1, key: "tempo_input", expected: "the name of an input such as kick", got: "a list")) {
+            _ = try InputsLoader.parseTempoInput(yaml: "tempo_input: [kick, bass]\n", file: "rig.yaml")
+        }
+        #expect(throws: PresetError(file: "rig.yaml", line: 5, key: "tempo_input", expected: "the name of an input",
+                                    got: "snare, and there are no named inputs")) {
+            try PresetTempoInput(name: "snare", file: "rig.yaml", line: 5).check(inputNames: [])
+        }
     }
 }

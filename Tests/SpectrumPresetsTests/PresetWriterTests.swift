@@ -52,6 +52,20 @@ import Testing
         #expect(try InputsLoader.parseDeclared(yaml: PresetWriter.yaml(for: AnalysisConfiguration()), file: "state.yaml") == nil)
     }
 
+    @Test("A session's tempo input is written with its inputs and read back; carried over with the inputs of the file being replaced")
+    func writesTheTempoInput() throws {
+        let inputs = [PresetInput(name: "kick"), PresetInput(name: "bass")]
+        let text = PresetWriter.yaml(for: AnalysisConfiguration(), inputs: inputs, tempoInput: "bass")
+        let read = try #require(try InputsLoader.parseTempoInput(yaml: text, file: "state.yaml"), "\(text)")
+        #expect(read.name == "bass")
+        try read.check(inputNames: try InputsLoader.parse(yaml: text, file: "state.yaml").map(\.name))
+        #expect(try InputsLoader.parseTempoInput(yaml: PresetWriter.yaml(for: AnalysisConfiguration(), inputs: inputs), file: "state.yaml") == nil)
+        let carried = PresetWriter.yaml(for: AnalysisConfiguration(), keepingOutputsOf: text)
+        #expect(try InputsLoader.parseTempoInput(yaml: carried, file: "state.yaml")?.name == "bass", "\(carried)")
+        let replaced = PresetWriter.yaml(for: AnalysisConfiguration(), inputs: inputs, keepingOutputsOf: text)
+        #expect(try InputsLoader.parseTempoInput(yaml: replaced, file: "state.yaml") == nil, "new inputs without a tempo input drop the old one: \(replaced)")
+    }
+
     @Test("Output sections of the file being replaced are kept")
     func keepsOutputs() throws {
         let previous = """
