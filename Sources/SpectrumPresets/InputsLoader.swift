@@ -90,12 +90,7 @@ public enum InputsLoader {
     }
 
     public static func parseTempoInput(yaml: String, file: String) throws(PresetError) -> PresetTempoInput? {
-        let root: Node?
-        do {
-            root = try compose(yaml: yaml)
-        } catch {
-            throw PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")
-        }
+        let root = try PresetLoader.composeRoot(yaml: yaml, file: file)
         guard let value = root?.mapping?[Node(tempoInputKey)] else { return nil }
         guard value.tagName == .str, let name = value.string, !name.isEmpty else {
             throw PresetError(file: file, line: value.mark?.line, key: tempoInputKey, expected: "the name of an input such as kick", got: PresetLoader.describe(value))
@@ -109,12 +104,7 @@ public enum InputsLoader {
 
     /// As `parse`, nil when there is no `inputs:` key.
     public static func parseDeclared(yaml: String, file: String) throws(PresetError) -> [PresetInput]? {
-        let root: Node?
-        do {
-            root = try compose(yaml: yaml)
-        } catch {
-            throw PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")
-        }
+        let root = try PresetLoader.composeRoot(yaml: yaml, file: file)
         guard let mapping = root?.mapping, let section = mapping[Node(sectionName)] else { return nil }
         guard section.tagName != .null else { return [] }
         guard let list = section.sequence else {

@@ -16,15 +16,7 @@ public enum PresetLoader {
     public static func parse(yaml: String, file: String, base: AnalysisConfiguration = AnalysisConfiguration()) throws(PresetError) -> AnalysisConfiguration {
         var configuration = base
         // 1) YAML → node tree, with the line of every node.
-        let root: Node?
-        do {
-            root = try compose(yaml: yaml)
-        } catch let error as YamlError {
-            throw syntaxError(error, file: file, yaml: yaml)
-        } catch {
-            throw PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")
-        }
-        guard let root else { return configuration }
+        guard let root = try composeRoot(yaml: yaml, file: file) else { return configuration }
         if root.tagName == .null { return configuration }  // a document with only `~` or `null`
         let sections = PresetKeys.sections
         guard let mapping = root.mapping else {
@@ -150,6 +142,19 @@ public enum PresetLoader {
     }
 
     // MARK: Errors from below
+
+    /// The node tree of the preset text `yaml` (nil for an empty document), with the line of
+    /// every node; a syntax error is one line naming `file` and, where Yams gives it, the line.
+    /// Shared by every reader of a preset's sections.
+    static func composeRoot(yaml: String, file: String) throws(PresetError) -> Node? {
+        do {
+            return try compose(yaml: yaml)
+        } catch let error as YamlError {
+            throw syntaxError(error, file: file, yaml: yaml)
+        } catch {
+            throw PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")
+        }
+    }
 
     private static func syntaxError(_ error: YamlError, file: String, yaml: String) -> PresetError {
         switch error {

@@ -109,10 +109,7 @@ public enum RigLoader {
     /// The rig in `yaml` (nil when it has no `routes:`). Other sections are left to the preset
     /// loader.
     static func parse(yaml: String, file: String, name: String) throws(PresetError) -> Rig? {
-        let root: Node?
-        do { root = try compose(yaml: yaml) } catch {
-            throw PresetError(file: file, line: nil, key: "syntax", expected: "valid YAML", got: "\(error)")
-        }
+        let root = try PresetLoader.composeRoot(yaml: yaml, file: file)
         guard let mapping = root?.mapping else { return nil }
         var rig = Rig(name: name, routes: [])
         if let settings = mapping["rig"] {

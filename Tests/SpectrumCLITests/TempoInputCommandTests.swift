@@ -10,40 +10,39 @@ struct TempoInputCommandTests {
     /// The first input hears silence, the second a 120 BPM click: with `--tempo-input click` the
     /// MIDI clock runs at 120 BPM and the summary shows it.
     @Test func theChosenInputDrivesTheMidiClockAndTheSummary() throws {
-        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
-        defer { server.stop() }
-        let click = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
-                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2).samples)
-        defer { click.stop() }
-        let osc = OSCReceiver()
-        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--input", "quiet=system:capture_1", "--input", "click=\(click.outputPortName)",
-                                            "--tempo-input", "click", "--midi-clock", "--osc", "127.0.0.1:\(osc.port)", "--duration", "12"])
-        osc.receive(timeoutSeconds: 13) { false }
-        let result = try #require(spectrum.waitForExit(within: 20), "spectrum did not stop")
-        #expect(result.status == 0, "\(result.standardError)")
-        let clockStatus = osc.bundles.compactMap { $0.message("/spectrum/status/midi_clock")?.values }
-        #expect(clockStatus.contains { $0[0] == 1 && abs($0[1] - 120) < 0.5 }, "the clock did not run at 120 BPM: \(clockStatus.suffix(3))")
-        #expect(result.standardOutput.contains("120.0 BPM"), "the summary shows no 120 BPM: \(result.standardOutput.suffix(400))")
+        try expectTheClickDrivesTheTempoOutputs { _, clickPort in
+            ["--input", "quiet=system:capture_1", "--input", "click=\(clickPort)", "--tempo-input", "click"]
+        }
     }
 
     /// The same from a preset: its `tempo_input: click` picks the second of its inputs.
     @Test func aPresetsTempoInputDrivesTheMidiClockAndTheSummary() throws {
+        try expectTheClickDrivesTheTempoOutputs { scratch, clickPort in
+            let preset = try scratch.write("rig.yaml", """
+                inputs:
+                  - name: quiet
+                    source: system:capture_1
+                  - name: click
+                    source: \(clickPort)
+                tempo_input: click
+                """)
+            return ["--preset", preset]
+        }
+    }
+
+    /// Runs spectrum for 12 s on a private jackd with a 120 BPM click client, its inputs and
+    /// tempo input chosen by `inputArguments(scratch, clickPort)` (a silent first input, the
+    /// click second), and expects the MIDI clock at 120 BPM and the summary to show it.
+    private func expectTheClickDrivesTheTempoOutputs(_ inputArguments: (ScratchDirectory, String) throws -> [String]) throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
         let click = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
                                    loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2).samples)
         defer { click.stop() }
         let scratch = try ScratchDirectory()
-        let preset = try scratch.write("rig.yaml", """
-            inputs:
-              - name: quiet
-                source: system:capture_1
-              - name: click
-                source: \(click.outputPortName)
-            tempo_input: click
-            """)
         let osc = OSCReceiver()
-        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--preset", preset, "--midi-clock", "--osc", "127.0.0.1:\(osc.port)", "--duration", "12"])
+        let spectrum = try RunningSpectrum(["run", "--server", server.name] + inputArguments(scratch, click.outputPortName)
+                                           + ["--midi-clock", "--osc", "127.0.0.1:\(osc.port)", "--duration", "12"])
         osc.receive(timeoutSeconds: 13) { false }
         let result = try #require(spectrum.waitForExit(within: 20), "spectrum did not stop")
         #expect(result.status == 0, "\(result.standardError)")

@@ -604,18 +604,10 @@ struct TempoEstimator: ~Copyable {
     /// agreed tempo has left. Real-time safe.
     @_noLocks
     private mutating func rememberOctaveOpinion(_ opinion: (value: Float, pairSlowLag: Float)) {
-        if agreedBpm > 0 && octavePairSlowLag > 0 {
-            let lag = Float(60 * frameRateHz) / agreedBpm
-            if abs(lag - octavePairSlowLag) > 0.05 * lag && abs(2 * lag - octavePairSlowLag) > 0.1 * lag {
-                octavePairSlowLag = 0
-                octaveMemory = 0
-                octaveMemoryConfidence = 0
-            }
-        } else if agreedBpm <= 0 {
-            octavePairSlowLag = 0
-            octaveMemory = 0
-            octaveMemoryConfidence = 0
-        }
+        let lag = agreedBpm > 0 ? Float(60 * frameRateHz) / agreedBpm : 0
+        let hasLeftThePair = agreedBpm <= 0
+            || (octavePairSlowLag > 0 && abs(lag - octavePairSlowLag) > 0.05 * lag && abs(2 * lag - octavePairSlowLag) > 0.1 * lag)
+        if hasLeftThePair { forgetOctavePair() }
         guard opinion.value != 0, isRemembered(pairSlowLag: opinion.pairSlowLag) else { return }
         octavePairSlowLag = opinion.pairSlowLag
         var step = parameters.octaveMemoryStep
@@ -626,6 +618,14 @@ struct TempoEstimator: ~Copyable {
             octaveMemoryConfidence = min(parameters.octaveMemoryConfidenceOpinions, octaveMemoryConfidence + 1)
         }
         octaveMemory += step * (opinion.value - octaveMemory)
+    }
+
+    /// Forgets the remembered pair of octaves and its memory. Real-time safe.
+    @inline(__always) @_noLocks
+    private mutating func forgetOctavePair() {
+        octavePairSlowLag = 0
+        octaveMemory = 0
+        octaveMemoryConfidence = 0
     }
 
     /// Whether `estimate` is the agreed tempo's other octave in the remembered pair, the one the
@@ -713,9 +713,7 @@ struct TempoEstimator: ~Copyable {
         doubleTempoEvidence = 0
         halfTempoEvidence = 0
         latestHalfRatio = 0
-        octavePairSlowLag = 0
-        octaveMemory = 0
-        octaveMemoryConfidence = 0
+        forgetOctavePair()
         latestOpinionValue = 0
         generation &+= 1
         hopsUntilEstimate = estimateIntervalHops
