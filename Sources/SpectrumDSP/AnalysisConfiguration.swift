@@ -138,6 +138,18 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// 10 dB/s: a drum decays (its slowest tom 17 dB/s), while a note in loud noise whose
     /// estimates wander keeps its window's energy (pink noise at 0 dB lost frames without it).
     public var fallingPitchDecayDecibelsPerSecond: Double = 10
+    /// A window is a stroke dying, not a note, when it repeats at its period no better than this
+    /// (normalised correlation r: 1 − r of its energy is aperiodic) while its newest half holds
+    /// `strokeEnergyFallDecibels` less energy than its oldest: a snare's wires, a stick's click or
+    /// a cymbal over a drum's body is a broadband burst dying within the window. 0.8: a note in
+    /// noise at 0 dB SNR reads below it but holds its energy, and from 0.85 up notes in pink noise
+    /// lost frames on the tuning part (docs/accuracy.md, Pitch, finding 19). 0 = off.
+    public var strokeMaximumCorrelation: Double = 0.8
+    /// The fall (dB) from the energy of a window's oldest half to its newest (whole periods, as
+    /// `hitDecayDecibelsPerSecond`'s) that makes an aperiodic window a stroke dying: 6 dB, where
+    /// 5 took frames of notes in pink noise at 0 dB SNR on the tuning part. (A rise as well, a
+    /// stroke arriving, took violin, cello and guitar attacks: not counted.)
+    public var strokeEnergyFallDecibels: Double = 6
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
     /// Semitones the player's written note lies above the sounding one (B♭ instrument: 2, E♭

@@ -270,6 +270,68 @@ def drum_song(seconds=10.0):
     return song, seconds
 
 
+# The tuning part's further drum material (FluidR3 GM only; the held-out part keeps its one
+# GM-kit file per soundfont, so its figure stays comparable): FluidR3's kits in bank 128
+# (program on the drum channel, name), each playing `drum_fills_song` with its own fixed seed.
+# The orchestra kit (48) is left out: its keys 41–53 are timpani, which are tuned notes.
+TUNING_DRUM_KITS = ((0, "standard"), (8, "room"), (16, "power"), (24, "electronic"), (25, "tr-808"),
+                    (32, "jazz"), (40, "brush"))
+# GM drum keys by role (none of the pitched percussion from key 54 on but the cymbals):
+TOMS = (41, 43, 45, 47, 48, 50)             # low floor tom … high tom
+SNARES = (38, 40, 37, 39)                   # acoustic, electric, side stick, hand clap
+CYMBALS = (49, 57, 51, 59, 53, 55, 52)      # crash 1 and 2, ride 1 and 2, ride bell, splash, Chinese
+HATS = (42, 44, 46)                          # closed, pedal, open
+KICKS = (35, 36)
+
+
+def drum_fills_song(kit, seed, seconds=10.0):
+    """Drum material for the tuning part: one of FluidR3's kits (`kit`, a program on the drum
+    channel) at 100–140 BPM, bar by bar a groove (kick, snare, hats or a ride), a tom fill in
+    sixteenths (down, up or scattered over the six toms, the last tom left to ring), a snare
+    roll (sixteenths or thirty-seconds, growing louder) or a bar of single strokes with rests
+    between them (each stroke heard alone), crashes and splashes on the bars' first beats.
+    Velocities 50–127. No note: a tuner must show nothing."""
+    rng = random.Random(seed)
+    bpm = rng.choice((100, 110, 120, 130, 140))
+    song = Song(960).tempo(0.0, bpm)
+    track = song.track(channel=9)
+    track.program(0.0, kit)
+    beat = 60.0 / bpm
+    t = 0.25
+    while t + 4 * beat < seconds - 0.5:
+        kind = rng.choice(("groove", "fill", "fill", "roll", "strokes"))
+        if rng.random() < 0.5:
+            track.note(t, t + 0.1, rng.choice(CYMBALS[:2] + CYMBALS[5:]), velocity=rng.randint(80, 127))
+        if kind == "groove":
+            ride = rng.choice(HATS[:1] + CYMBALS[2:5])
+            for eighth in range(8):
+                at = t + eighth * beat / 2
+                track.note(at, at + 0.1, ride, velocity=rng.randint(60, 100))
+                if eighth % 4 == 0:
+                    track.note(at, at + 0.1, rng.choice(KICKS), velocity=rng.randint(90, 120))
+                if eighth % 4 == 2:
+                    track.note(at, at + 0.1, rng.choice(SNARES), velocity=rng.randint(80, 127))
+        elif kind == "fill":
+            order = rng.choice(("down", "up", "scattered"))
+            toms = sorted(TOMS, reverse=order == "down")
+            for sixteenth in range(16):
+                at = t + sixteenth * beat / 4
+                key = rng.choice(TOMS) if order == "scattered" else toms[sixteenth * len(toms) // 16]
+                if rng.random() < 0.85:
+                    track.note(at, at + 0.1, key, velocity=rng.randint(70, 127))
+        elif kind == "roll":
+            key, steps = rng.choice(SNARES[:2]), rng.choice((16, 32))
+            for step in range(steps):
+                at = t + step * 4 * beat / steps
+                track.note(at, at + 0.05, key, velocity=50 + (77 * step) // steps)
+        else:
+            for stroke in range(4):
+                at = t + stroke * beat
+                track.note(at, at + 0.1, rng.choice(TOMS + SNARES + CYMBALS + HATS), velocity=rng.randint(60, 127))
+        t += 4 * beat
+    return song, seconds
+
+
 def soundfont_slug(name):
     return name.lower().replace(" ", "-")
 
@@ -288,8 +350,24 @@ def plan_corpus(quick):
                 plans.append((f"{slug}-melody{m}", name, "melody", font, part, song, notes, duration))
         song, duration = drum_song(5 if quick else 10)
         plans.append((f"{soundfont_slug(font)}-drums", f"GM drum kit ({font})", "no note", font, part, song, [], duration))
+        if part == "tuning" and not quick:
+            for number, (kit, kit_name) in enumerate(TUNING_DRUM_KITS):
+                song, duration = drum_fills_song(kit, seed=500 + number)
+                plans.append((f"{soundfont_slug(font)}-drums-{kit_name}", f"{kit_name} drum kit, fills ({font})", "no note",
+                              font, part, song, [], duration))
     plans.append(("synthetic-sustained", SYNTHETIC, "sustained", "synthetic", "tuning", None, None, None))
     return plans
+
+
+def render_song(work, base, font, song, duration):
+    """Renders a MIDI song with a soundfont to `work/base.wav`, cut to `duration` and peaking at
+    −3 dBFS; returns the path and the samples."""
+    mid, wav = os.path.join(work, base + ".mid"), os.path.join(work, base + ".wav")
+    song.save(mid)
+    corpus.render_midi(mid, wav, soundfont=dict((f, p) for f, p, _ in SOUNDFONTS)[font])
+    x = corpus.normalise(corpus.read_wav(wav)[: int(duration * SR)], -3.0)
+    corpus.write_wav(wav, x)
+    return wav, x
 
 
 def build_corpus(work, quick, jobs):
@@ -303,9 +381,19 @@ def build_corpus(work, quick, jobs):
             cached = json.load(handle)
         if cached.get("key") == key and all(os.path.exists(e["path"]) for e in cached["files"]):
             print(f"reusing the corpus in {work}", file=sys.stderr)
+            # No-note files added to the plan since (drum material) are rendered alone: they
+            # have no labels and no noisy copies, so nothing else in the cache changes.
+            known = {os.path.basename(e["path"]) for e in cached["files"]}
+            added = [plan for plan in plan_corpus(quick) if not plan[6] and plan[5] is not None and plan[0] + ".wav" not in known]
+            for base, name, kind, font, part, song, _notes, duration in added:
+                print(f"rendering {base} (new no-note file) ...", file=sys.stderr)
+                path = render_song(work, base, font, song, duration)[0]
+                cached["files"].append({"instrument": name, "kind": kind, "soundfont": font, "part": part, "notes": [],
+                                        "path": path, "condition": "clean", "rate": SR})
             if cached.get("label_rules") != LABEL_RULES:
                 print("relabelling the cached corpus (labelling rules changed) ...", file=sys.stderr)
                 label_sounding_pitch(cached["files"])
+            if added or cached.get("label_rules") != LABEL_RULES:
                 with open(labels_path, "w") as handle:
                     json.dump({"key": key, "label_rules": LABEL_RULES, "files": cached["files"]}, handle, indent=1)
             return cached["files"]
@@ -318,15 +406,12 @@ def build_corpus(work, quick, jobs):
 
     def render(plan):
         base, name, kind, font, part, song, notes, duration = plan
-        mid, wav = os.path.join(work, base + ".mid"), os.path.join(work, base + ".wav")
         if song is None:
-            notes, duration, x = synthetic_notes, synthetic_duration, synthetic
+            notes, duration = synthetic_notes, synthetic_duration
+            x = corpus.normalise(synthetic[: int(duration * SR)], -3.0)
+            corpus.write_wav(os.path.join(work, base + ".wav"), x)
         else:
-            song.save(mid)
-            corpus.render_midi(mid, wav, soundfont=dict((f, p) for f, p, _ in SOUNDFONTS)[font])
-            x = corpus.read_wav(wav)
-        x = corpus.normalise(x[: int(duration * SR)], -3.0)
-        corpus.write_wav(wav, x)
+            x = render_song(work, base, font, song, duration)[1]
         for note in notes:
             note["measured_hz"] = measure_f0(x, note["on"], note["off"], note["hz"])
             note["frame_references"] = frame_references(x, note)
@@ -693,7 +778,12 @@ def part_report(add, res, entries, part, names, written):
     add("| one-frame excursions > 10 ¢ during a note, clean (per 1000 voiced frames) | "
         + " | ".join(fmt(cleanm[t]["excursions"], 2) for t in names) + " | 0 |")
     add("| no note on noise-only files | " + " | ".join(fmt(noise[t], 2, " %") for t in names) + " | ≥ 99 % |")
-    add("| no note on the GM drum kit | " + " | ".join(fmt(drums[t], 2, " %") for t in names) + " | ≥ 99 % |")
+    add("| no note on drums (GM kit pattern; tuning part: and seven FluidR3 kits' fills) | "
+        + " | ".join(fmt(drums[t], 2, " %") for t in names) + " | ≥ 99 % |")
+    if any(e["part"] == part and "drum kit, fills" in e["instrument"] for e in entries):
+        pattern = {t: no_note_rate(res[t], entries, lambda e: e["part"] == part and e["kind"] == "no note"
+                                   and e["instrument"].startswith("GM drum kit")) for t in names}
+        add("| no note on the GM drum kit pattern alone | " + " | ".join(fmt(pattern[t], 2, " %") for t in names) + " | |")
     add("| no note on digital silence | " + " | ".join(fmt(silence[t], 2, " %") for t in names) + " | 100 % |")
     add("")
     add("By family and soundfont, all conditions, share of voiced frames within 50 cents (%):")
@@ -771,7 +861,11 @@ def report(entries, tools, written, command, elapsed, quick, loads, pyin_note, o
         f"their key (a partial at half the key's frequency within {SUBOCTAVE_DB:.0f} dB of the strongest, measured on the clean "
         "rendering: an organ's 16' rank; "
         f"{relabelled_summary(clean_files)}). No-note files, one set per part: white and pink noise at −20 and "
-        "−40 dBFS RMS, digital silence, and a GM drum pattern rendered with each soundfont.")
+        "−40 dBFS RMS, digital silence, and a GM drum pattern rendered with each soundfont (kick, snare, hats, a tom fill "
+        "and a crash every two bars); the tuning part also has FluidR3's "
+        + ", ".join(name for _kit, name in TUNING_DRUM_KITS) + " kits (bank 128; not the orchestra kit, whose toms are "
+        "timpani) playing 10 s each of random bars with fixed seeds: grooves, tom fills in sixteenths, snare rolls, "
+        "single strokes with rests, crashes, splashes and rides (`drum_fills_song`).")
     add("")
     add("| instrument | family | GM program | range | notes per soundfont |")
     add("| --- | --- | --- | --- | --- |")

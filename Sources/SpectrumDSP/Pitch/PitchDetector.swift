@@ -6,7 +6,8 @@ import SpectrumCore
 /// itself is `NormalisedAutocorrelation`).
 ///
 /// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay, a hit in the
-/// window, a pitch falling since the last energy rise: a drum), the first key
+/// window, an aperiodic stroke dying in it, a pitch falling since the last energy rise: a
+/// drum), the first key
 /// maximum of the correlation of the long window (2.2 periods of the lowest note) and the reading of a
 /// short window (2.2 periods of 150 Hz, the newest 14.7 ms), one scored octave decision among
 /// the first key maximum, its octave below (or the held note there), its octave above (a note
@@ -50,6 +51,10 @@ struct PitchDetector: ~Copyable {
     private let fallingPitchCents: Float
     private let fallingPitchCentsPerHop: Float
     private let fallingPitchEnergyRatio: Float
+    /// `strokeMaximumCorrelation` and `strokeEnergyFallDecibels`: what makes a window a stroke
+    /// dying (`isStroke`).
+    private let strokeMaximumCorrelation: Float
+    private let strokeEnergyFallDecibels: Float
     /// The pitch read when the sound's energy last rose (or its pitch jumped), and on the hop
     /// before this one (0 = none: that hop read no pitch at all).
     private var glideStartHz: Float = 0
@@ -177,6 +182,8 @@ struct PitchDetector: ~Copyable {
         fallingPitchCents = Float(configuration.fallingPitchCents)
         fallingPitchCentsPerHop = Float(configuration.fallingPitchCentsPerSecond * hopSeconds)
         fallingPitchEnergyRatio = Float(pow(10, -configuration.fallingPitchDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
+        strokeMaximumCorrelation = Float(configuration.strokeMaximumCorrelation)
+        strokeEnergyFallDecibels = Float(configuration.strokeEnergyFallDecibels)
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
@@ -252,8 +259,10 @@ struct PitchDetector: ~Copyable {
         // explain (Pearson: r = S / (S + N) for a periodic S in noise N, so (1 − r)·(S + N) = N).
         guard !isMainsHum(frequencyHz) else { return unvoiced() }
         noisePower = meanSquare * (1 - min(max(top, 0), 1))
+        let halvesStep = halvesStepDecibels(periodFrames: periodFrames)
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
-              !holdsHit(periodFrames: periodFrames) else { return unvoiced() }
+              !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
+              !isStroke(correlation: top, halvesStepDecibels: halvesStep) else { return unvoiced() }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
         //    note has settled over the whole long window.
         var windowDifferenceCents = Float.infinity
@@ -379,8 +388,9 @@ struct PitchDetector: ~Copyable {
     @_noLocks
     private mutating func shortWindowEstimate(_ estimate: RawPitch, energyRatio: Float) -> RawPitch {
         _ = unvoiced()
+        let periodFrames = sampleRateHz / estimate.frequencyHz
         guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio),
-              !holdsHit(periodFrames: sampleRateHz / estimate.frequencyHz) else { return .unvoiced }
+              !holdsHit(halvesStepDecibels: halvesStepDecibels(periodFrames: periodFrames), periodFrames: periodFrames) else { return .unvoiced }
         hold(sampleRateHz / estimate.frequencyHz)
         return estimate
     }
@@ -423,22 +433,47 @@ struct PitchDetector: ~Copyable {
         return energyRatio < allowedRatio
     }
 
-    /// Whether the long window holds a hit: its newest whole periods (as many as fit in half
-    /// the window) hold less energy than its oldest ones by more than `hitDecayDecibelsPerSecond`
-    /// over the time between them (growing above `decayCornerHz` as in `decaysTooFast`). A snare's
-    /// ~220 Hz body reads as a note for the ~60 ms its hit stays in the window, where the energy
-    /// of the window as a whole, and so the look-back of `decaysTooFast`, has not fallen yet;
-    /// whole periods, so a low note's phase does not move the halves' energies.
+    /// The energy of the long window's newest whole periods (as many as fit in half the window)
+    /// over that of its oldest ones, in dB (0 when either is empty): whole periods, so a low
+    /// note's phase does not move the halves' energies.
     @_noLocks
-    private func holdsHit(periodFrames: Float) -> Bool {
+    private func halvesStepDecibels(periodFrames: Float) -> Float {
+        let count = long.windowFrames
+        let span = halvesSpanFrames(periodFrames: periodFrames)
+        let older = long.loadedEnergy(from: 0, count: span), newer = long.loadedEnergy(from: count - span, count: span)
+        guard newer > 0, older > 0 else { return 0 }
+        return 10 * _unsafePerformance { log10f(newer / older) }
+    }
+
+    /// Frames in each of the window's halves compared by `halvesStepDecibels`.
+    @_noLocks
+    private func halvesSpanFrames(periodFrames: Float) -> Int {
         let count = long.windowFrames
         let periods = max(1, Int(Float(count / 2) / periodFrames))
-        let span = min(count / 2, Int(Float(periods) * periodFrames + 0.5))
-        let older = long.loadedEnergy(from: 0, count: span), newer = long.loadedEnergy(from: count - span, count: span)
-        guard newer > 0, older > newer else { return false }
-        let seconds = Float(count - span) / sampleRateHz
+        return min(count / 2, Int(Float(periods) * periodFrames + 0.5))
+    }
+
+    /// Whether the long window holds a hit: its newest whole periods hold less energy than its
+    /// oldest ones (`halvesStepDecibels`) by more than `hitDecayDecibelsPerSecond` over the time
+    /// between them (growing above `decayCornerHz` as in `decaysTooFast`). A snare's ~220 Hz body
+    /// reads as a note for the ~60 ms its hit stays in the window, where the energy of the window
+    /// as a whole, and so the look-back of `decaysTooFast`, has not fallen yet.
+    @_noLocks
+    private func holdsHit(halvesStepDecibels step: Float, periodFrames: Float) -> Bool {
+        let seconds = Float(long.windowFrames - halvesSpanFrames(periodFrames: periodFrames)) / sampleRateHz
         let limit = hitDecayDecibelsPerSecond * max(1, sampleRateHz / periodFrames / Self.decayCornerHz)
-        return 10 * _unsafePerformance { log10f(older / newer) } > limit * seconds
+        return -step > limit * seconds
+    }
+
+    /// Whether the window holds a stroke dying rather than a note: it repeats at its period no
+    /// better than `strokeMaximumCorrelation` (r, `correlation`) and the energy of its newest
+    /// half lies more than `strokeEnergyFallDecibels` under its oldest (`step`). A snare's wires,
+    /// a stick's click or a cymbal over a drum's body is a broadband burst that dies within the
+    /// window; a note in a noisy room is as aperiodic but holds its energy within the window, and
+    /// a note that fades that fast repeats well while it does.
+    @_noLocks
+    private func isStroke(correlation: Float, halvesStepDecibels step: Float) -> Bool {
+        correlation < strokeMaximumCorrelation && -step > strokeEnergyFallDecibels
     }
 
     /// Whether the pitch read this hop, `frequencyHz`, is a drum's body gliding down as it rings:
