@@ -8,6 +8,9 @@ import Synchronization
 ///
 /// A holder process (`unshare -n sh -c 'ip link set lo up && exec sleep 86400'`) keeps the
 /// namespace alive; tools enter it through `command(_:)` (nsenter), Swift code through `run(_:)`.
+/// With `privateMounts` the holder has its own mount namespace too (`unshare -n -m`, mounts
+/// private), so `setup` can mount over a directory (a tmpfs on /run/avahi-daemon) that only
+/// processes entered through `command(_:)` see.
 /// Needs root (CAP_SYS_ADMIN) and util-linux's unshare and nsenter; tests check `unavailableReason`
 /// and skip when it is not nil. Allocates, spawns processes; for tests only. Thread-safe.
 public final class PrivateNetwork: @unchecked Sendable {
@@ -15,6 +18,8 @@ public final class PrivateNetwork: @unchecked Sendable {
     public let holderPID: Int32
     /// `/proc/PID/ns/net` of the holder.
     public let namespacePath: String
+    /// `/proc/PID/ns/mnt` of the holder when it has private mounts, else nil.
+    public let mountNamespacePath: String?
     private let holder: Process
     private let stopped = Mutex<Bool>(false)
 
@@ -24,12 +29,15 @@ public final class PrivateNetwork: @unchecked Sendable {
 
     /// Starts the holder and waits (polling every 5 ms, up to `readyTimeoutSeconds`) until it has
     /// its own network namespace with lo up: the holder execs `sleep` only after
-    /// `ip link set lo up` succeeded, so "its command is sleep" is the ready signal.
-    /// Throws when the holder exits (not root, no unshare) or is not ready in time.
-    public init(readyTimeoutSeconds: Double = 5) throws {
+    /// `ip link set lo up` and every `setup` shell command succeeded, so "its command is sleep"
+    /// is the ready signal. `privateMounts` gives it its own mount namespace as well.
+    /// Throws when the holder exits (not root, no unshare, a setup command failed) or is not
+    /// ready in time.
+    public init(readyTimeoutSeconds: Double = 5, privateMounts: Bool = false, setup: [String] = []) throws {
         holder = Process()
         holder.executableURL = URL(fileURLWithPath: Self.tool("unshare"))
-        holder.arguments = ["-n", "sh", "-c", "ip link set lo up && exec sleep 86400"]
+        holder.arguments = (privateMounts ? ["-n", "-m", "--propagation", "private"] : ["-n"])
+            + ["sh", "-c", (["ip link set lo up"] + setup + ["exec sleep 86400"]).joined(separator: " && ")]
         holder.standardInput = FileHandle.nullDevice
         holder.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
@@ -41,6 +49,7 @@ public final class PrivateNetwork: @unchecked Sendable {
         }
         holderPID = holder.processIdentifier
         namespacePath = "/proc/\(holderPID)/ns/net"
+        mountNamespacePath = privateMounts ? "/proc/\(holderPID)/ns/mnt" : nil
         Self.watch(holder: holderPID)
 
         let ownNamespace = Self.namespaceIdentity("/proc/self/ns/net")
@@ -64,9 +73,10 @@ public final class PrivateNetwork: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// `argv` run inside the namespace: `["nsenter", "--net=/proc/PID/ns/net", "--"] + argv`.
+    /// `argv` run inside the namespace: `["nsenter", "--net=/proc/PID/ns/net", "--"] + argv`
+    /// (and `--mount=/proc/PID/ns/mnt` with private mounts).
     public func command(_ argv: [String]) -> [String] {
-        ["nsenter", "--net=\(namespacePath)", "--"] + argv
+        ["nsenter", "--net=\(namespacePath)"] + (mountNamespacePath.map { ["--mount=\($0)"] } ?? []) + ["--"] + argv
     }
 
     /// Runs `body` on a new pthread that first enters the namespace (`setns`), waits for it and

@@ -365,7 +365,7 @@ def check_oscquery(arguments):
     base = arguments.url
     wait_for_server(base)
     port = int(base.rstrip("/").rsplit(":", 1)[1])
-    # Built by hand: no mDNS in tests (loopback only).
+    # Built by hand for 127.0.0.1 (mDNS discovery has its own check, mdns_check.py).
     info = ServiceInfo("_oscjson._tcp.local.", "spectrum._oscjson._tcp.local.", addresses=[socket.inet_aton("127.0.0.1")], port=port)
     client = OSCQueryClient(info)
     host = client.get_host_info()
