@@ -21,13 +21,19 @@ import SpectrumCore
         defer { ring.deallocate() }
         // Noise, a low sine, and the tuner's other paths: a low string held against its octave
         // (a DFT of the fundamental every hop), a weak fundamental read an octave lower, and a
-        // legato fifth whose mixed window repeats at a period common to both notes.
+        // legato fifth whose mixed window repeats at a period common to both notes; a note in
+        // pink noise as loud as it, after the noise alone (the correlation weighed against the
+        // noise's band floors: `NoiseWeighting`).
+        let pinkNoise = TestSignals.pinkNoise(sampleRateHz: 48_000, seconds: 2, amplitude: 0.9, seed: 5)
+        let noteInNoise = zip(pinkNoise[48_000...], TestSignals.harmonicTone(fundamentalHz: 146.8, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05],
+                                                                            sampleRateHz: 48_000, seconds: 1)).map { $0 + $1 }
         let signal = TestSignals.whiteNoise(sampleRateHz: 48_000, seconds: 1, amplitude: 0.3)
             + TestSignals.sine(frequencyHz: 82.4, sampleRateHz: 48_000, seconds: 1)
             + TestSignals.lowStringWithFadedOddPartials(sampleRateHz: 48_000, seconds: 1)
             + TestSignals.harmonicTone(fundamentalHz: 110, harmonicAmplitudes: [0.16, 1, 0.25, 1, 0, 0.3], sampleRateHz: 48_000, seconds: 0.5).map { 0.15 * $0 }
             + TestSignals.harmonicTone(fundamentalHz: 196, harmonicAmplitudes: [1, 0.6, 0.3, 0.2], sampleRateHz: 48_000, seconds: 0.5).map { 0.3 * $0 }
             + TestSignals.harmonicTone(fundamentalHz: 293.66, harmonicAmplitudes: [1, 0.6, 0.3, 0.2], sampleRateHz: 48_000, seconds: 0.5).map { 0.3 * $0 }
+            + Array(pinkNoise[..<48_000]) + noteInNoise
         let blockSizes = [0, 1, 63, 64, 1000, 4096, 17, 256]
         var hops = 0, position = 0, blockIndex = 0, dropped = 0
         var frame = AnalysisFrame()

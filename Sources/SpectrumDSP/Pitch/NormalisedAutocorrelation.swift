@@ -126,10 +126,18 @@ struct NormalisedAutocorrelation: ~Copyable {
     /// Returns the highest signed square in minimumLag...maximumLag. Real-time safe.
     @_noLocks
     func correlate(energy: Float, spectrumCopy: UnsafeMutablePointer<fftwf_complex>?) -> Float {
+        transform(energy: energy, spectrumCopy: spectrumCopy)
+        return correlatePowers(keptShare: 1)
+    }
+
+    /// `correlate`'s first half: the window's power spectrum, in `powers`, which the caller may
+    /// weigh before `correlatePowers`. Real-time safe.
+    @_noLocks
+    func transform(energy: Float, spectrumCopy: UnsafeMutablePointer<fftwf_complex>?) {
         let count = windowFrames, lastLag = maximumLag + 1, lastBin = fftSize / 2
         // Numerators for every lag: |FFT|², inverse FFT (× fftSize). The forward transform keeps
         // `input` (FFTW_PRESERVE_INPUT), which the energies below still read.
-        let forward = self.forward, inverse = self.inverse
+        let forward = self.forward
         _unsafePerformance { fftwf_execute(forward) }
         if let spectrumCopy { for bin in 0...lastBin { spectrumCopy[bin] = spectrum[bin] } }
         // Energies of the overlapping segments per lag, updated incrementally (Double: for long
@@ -159,10 +167,37 @@ struct NormalisedAutocorrelation: ~Copyable {
             spectrum[bin] = (real * real + imaginary * imaginary, 0)
             bin += 1
         }
+    }
+
+    /// The power per bin (`.0`; `fftSize / 2 + 1` bins) between `transform` (or
+    /// `loadPowers`) and `correlatePowers`. Real-time safe.
+    var powers: UnsafeMutablePointer<fftwf_complex> { @_noLocks get { spectrum } }
+
+    /// Puts the powers of `spectrumCopy` (the copy `transform` made of this window's
+    /// spectrum) back into `powers`, for a second correlation of the same window (the inverse
+    /// transform consumed them). Real-time safe.
+    @_noLocks
+    func loadPowers(of spectrumCopy: UnsafePointer<fftwf_complex>) {
+        for bin in 0...(fftSize / 2) {
+            let (real, imaginary) = spectrumCopy[bin]
+            spectrum[bin] = (real * real + imaginary * imaginary, 0)
+        }
+    }
+
+    /// `correlate`'s second half, on `powers` as the caller left them: `keptShare` is the share
+    /// of the window's power that weights kept (1 = unweighted), by which the segments'
+    /// energies are scaled, so r is the weighted window's correlation when its spectrum is
+    /// steady across the window (`NoiseWeighting`). Returns the highest signed square in
+    /// minimumLag...maximumLag. Real-time safe.
+    @_noLocks
+    func correlatePowers(keptShare: Float) -> Float {
+        let lastLag = maximumLag + 1
+        let inverse = self.inverse
         _unsafePerformance { fftwf_execute(inverse) }
         // Signed squares r·|r| = acf·|acf| / (E_left·E_right), eight lags at a time (a division
         // per lag was a sizeable share of the tuner's cost; each lane rounds as one lag alone).
-        let scale = 1 / Float(fftSize)
+        // Weighted: acf / keptShare over the unweighted energies.
+        let scale = 1 / (Float(fftSize) * keptShare)
         var lag = 1
         while lag + 8 <= lastLag + 1 {
             let numerator = UnsafeRawPointer(numerators + lag).loadUnaligned(as: SIMD8<Float>.self) * scale

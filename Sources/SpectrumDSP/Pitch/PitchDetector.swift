@@ -105,6 +105,9 @@ struct PitchDetector: ~Copyable {
     private var measuredRatioPeriods = (0, 0)
     private var measuredRatios: (Float, Float) = (0, 0)
     private var hopsSinceVoiced = 0
+    /// The long window's spectrum weighed against the input's steady noise before its
+    /// correlation (`NoiseWeighting`): a note in loud noise correlates as the note.
+    private var noiseWeighting: NoiseWeighting
 
     /// The noise floor before any window was quieter: the gate starts at the fixed −60 dBFS
     /// of old (−66 + 6 dB), so a hum or hiss present from the start is gated as before, and
@@ -187,6 +190,7 @@ struct PitchDetector: ~Copyable {
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
+        noiseWeighting = NoiseWeighting(bins: bins, hopSeconds: hopSeconds)
         pastSpectra = fftwf_alloc_complex(bins * (phaseSpanHops + 1))
         pastSpectra.initialize(repeating: (0, 0), count: bins * (phaseSpanHops + 1))
         pastFrequencies = RealtimeBuffer(count: phaseSpanHops + 1)
@@ -208,6 +212,14 @@ struct PitchDetector: ~Copyable {
     /// One raw estimate from the newest window of `history`; call once per hop. Real-time safe.
     @_noLocks
     mutating func detect(history: borrowing SampleHistory) -> RawPitch {
+        let estimate = estimate(history: history)
+        noiseWeighting.endHop(noteRead: estimate.frequencyHz > 0)
+        return estimate
+    }
+
+    /// `detect`'s estimate.
+    @_noLocks
+    private mutating func estimate(history: borrowing SampleHistory) -> RawPitch {
         // 1) The long window with its mean removed (Pearson), and its energy.
         let (mean, energy) = long.load(history)
         if !glideReadThisHop { glidePreviousHz = 0 }
@@ -233,16 +245,31 @@ struct PitchDetector: ~Copyable {
         pastSpectrumIndex = (pastSpectrumIndex + 1) % (phaseSpanHops + 1)
         storedSpectra += 1
         let bins = long.fftSize / 2 + 1, kept = pastSpectra + pastSpectrumIndex * bins
-        let highest = long.correlate(energy: energy, spectrumCopy: kept)
+        long.transform(energy: energy, spectrumCopy: kept)
+        var highest = long.correlatePowers(keptShare: 1)
 
         // 3) The first key maximum (confident, and near the highest) and the short window's
-        //    reading, then the one octave decision among the candidate periods: the first key
-        //    maximum, its octave below (or the held period there), its octave above (a note
-        //    plus a mutation) and the short window's reading (`OctaveDecision`).
+        //    reading; where neither is there, the long window once more with its spectrum
+        //    weighed against the input's steady noise (`NoiseWeighting`: a note in loud noise
+        //    correlates as the note). Then the one octave decision among the candidate periods:
+        //    the first key maximum, its octave below (or the held period there), its octave
+        //    above (a note plus a mutation) and the short window's reading (`OctaveDecision`).
         let energyRatio = decaying ? energy / earlierEnergy : 1
-        let lag = highest >= confidenceThreshold * confidenceThreshold
+        var lag = highest >= confidenceThreshold * confidenceThreshold
             ? long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) : nil
         let shortEstimate = shortWindowPitch(history: history)
+        var keptShare: Float = 1
+        // Not when the short window reads a note: its newest 14.7 ms are then a clean note
+        // after something else (noise that has just stopped), not a note in steady noise.
+        if lag == nil, shortEstimate == nil {
+            long.loadPowers(of: kept)
+            if let share = noiseWeighting.weigh(long.powers) {
+                keptShare = share
+                highest = long.correlatePowers(keptShare: share)
+                lag = highest >= confidenceThreshold * confidenceThreshold
+                    ? long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) : nil
+            }
+        }
         guard let winner = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean) else {
             return unvoiced()
         }
@@ -258,7 +285,7 @@ struct PitchDetector: ~Copyable {
         // Hum is noise, all of it; of any other wave, the part r at its period does not
         // explain (Pearson: r = S / (S + N) for a periodic S in noise N, so (1 − r)·(S + N) = N).
         guard !isMainsHum(frequencyHz) else { return unvoiced() }
-        noisePower = meanSquare * (1 - min(max(top, 0), 1))
+        noisePower = meanSquare * (1 - min(max(top * keptShare, 0), 1))
         let halvesStep = halvesStepDecibels(periodFrames: periodFrames)
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
               !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
@@ -680,6 +707,7 @@ struct PitchDetector: ~Copyable {
         glideReadThisHop = false
         glideHops = 0
         glideIsDrum = false
+        noiseWeighting.reset()
         _ = unvoiced()
     }
 }
