@@ -1,0 +1,40 @@
+import Testing
+@testable import SpectrumDSP
+
+/// The tuner's second look in noise (`NoiseWeighting`, docs/dsp.md, Tuner, step 4): bands of
+/// steady noise lose their weight and a note's partials keep theirs.
+@Suite struct NoiseWeightingTests {
+    static let bins = 2049
+    static let partialBins = [40, 80, 120, 160, 200]
+
+    /// A spectrum of `floor` in every bin and `partial` in the partials' bins (nil: none).
+    static func powers(floor: Float, partial: Float?) -> UnsafeMutablePointer<(Float, Float)> {
+        let powers = UnsafeMutablePointer<(Float, Float)>.allocate(capacity: bins)
+        powers.initialize(repeating: (floor, 0), count: bins)
+        if let partial { for bin in partialBins { powers[bin].0 = partial } }
+        return powers
+    }
+
+    /// Learns `floor` in every bin over a second of hops that read no note.
+    static func weighting(learning floor: Float) -> NoiseWeighting {
+        var weighting = NoiseWeighting(bins: bins, hopSeconds: 800.0 / 48_000)
+        for _ in 0..<60 {
+            let noise = powers(floor: floor, partial: nil)  // weighed in place: a fresh one each hop
+            _ = weighting.weigh(noise)
+            noise.deallocate()
+            weighting.endHop(noteRead: false)
+        }
+        return weighting
+    }
+
+    @Test func aNoteInTheSteadyNoiseKeepsItsPartialsAndLosesTheNoise() throws {
+        var weighting = Self.weighting(learning: 1)
+        let note = Self.powers(floor: 1, partial: 1_000)
+        defer { note.deallocate() }
+        let weighed = weighting.weigh(note)
+        let share = try #require(weighed, "the second look is taken in steady noise")
+        #expect(share > 0.6 && share < 0.75, "kept share \(share): the partials hold ~0.71 of the window")
+        for bin in Self.partialBins { #expect(note[bin].0 > 900, "partial at bin \(bin): \(note[bin].0)") }
+        #expect(note[1_000].0 == 0, "a bin of noise alone keeps \(note[1_000].0)")
+    }
+}
