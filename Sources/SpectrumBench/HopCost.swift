@@ -22,8 +22,27 @@ enum HopCost {
             TestSignals.sine(frequencyHz: 220, sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.4)).map { $0 + $1 }
     }
 
+    /// A note in steady noise, where the tuner takes its second look (`NoiseWeighting`): the
+    /// noise alone for `noiseLeadSeconds`, so the band floors are learned, then A3 (220 Hz, four
+    /// harmonics) in the same pink noise at 0 dB SNR (RMS against RMS) for `noteSeconds`. Fed
+    /// in a loop, so each note follows the noise alone again; `noteStartFrame` is where it starts.
+    static func noteInPinkNoise(sampleRateHz: Double, noiseLeadSeconds: Double = 2, noteSeconds: Double = 3)
+        -> (signal: [Float], noteStartFrame: Int) {
+        let noteStartFrame = Int(noiseLeadSeconds * sampleRateHz)
+        let note = TestSignals.harmonicTone(fundamentalHz: 220, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05],
+                                            sampleRateHz: sampleRateHz, seconds: noteSeconds)
+        var signal = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: noiseLeadSeconds + noteSeconds)
+        func rms(_ samples: ArraySlice<Float>) -> Float { (samples.reduce(0) { $0 + $1 * $1 } / Float(samples.count)).squareRoot() }
+        let noiseScale = rms(note[...]) / rms(signal[noteStartFrame...])
+        for index in signal.indices { signal[index] *= noiseScale }
+        for index in note.indices { signal[noteStartFrame + index] += note[index] }
+        return (signal, noteStartFrame)
+    }
+
+    /// Measures `hops` hops after a warm-up of 200, counting only hops that end at or after
+    /// `measuredFromFrame` of `signal` (which is fed in a loop).
     static func measure(configuration: AnalysisConfiguration, sampleRateHz: Double, hops: Int,
-                        signal: [Float]? = nil) throws -> Result {
+                        signal: [Float]? = nil, measuredFromFrame: Int = 0) throws -> Result {
         var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
         let signal = signal ?? toneInNoise(sampleRateHz: sampleRateHz)
         let hop = analyzer.hopFrames, lead = analyzer.spectrumLeadFrames
@@ -43,11 +62,13 @@ enum HopCost {
                 position += count
                 return (Double(end - start) / 1000, step.frameCompleted)
             }
-            for index in 0..<(hops + 200) {
+            var index = 0
+            while intake.count < hops {
                 if position + hop > samples.count { position = 0 }
                 let before = feed(hop - lead - 1), spectrum = feed(1), between = feed(lead - 1), end = feed(1)
                 precondition(!before.completed && !spectrum.completed && !between.completed && end.completed)
-                guard index >= 200 else { continue } // warm-up
+                index += 1
+                guard index > 200, position > measuredFromFrame else { continue } // warm-up, and hops before the measured part
                 intake.append(before.microseconds + between.microseconds)
                 spectrumPoint.append(spectrum.microseconds)
                 framePoint.append(end.microseconds)
@@ -91,6 +112,14 @@ enum HopCost {
                 let held = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops,
                                        signal: TestSignals.lowStringWithFadedOddPartials(sampleRateHz: sampleRateHz, seconds: 5))
                 rows.append(row("hop's end on a low string held against its octave (the tuner's costliest path)", held.framePoint))
+                let noisy = noteInPinkNoise(sampleRateHz: sampleRateHz)
+                let noisyWithout = try measure(configuration: withoutPitch, sampleRateHz: sampleRateHz, hops: hops,
+                                               signal: noisy.signal, measuredFromFrame: noisy.noteStartFrame)
+                let noisyFull = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops,
+                                            signal: noisy.signal, measuredFromFrame: noisy.noteStartFrame)
+                rows.append(row("tuner on a note in pink noise at 0 dB SNR after 2 s of the noise alone (the second look; mean difference, tuner on − off)",
+                                Statistics(samples: [noisyFull.framePoint.mean - noisyWithout.framePoint.mean]), percentiles: false))
+                rows.append(row("hop's end on that note in pink noise (level, waveform, tuner)", noisyFull.framePoint))
             }
         }
         return rows.joined(separator: "\n")
