@@ -119,7 +119,7 @@ enum HopCost {
             if sampleRateHz == 48_000 {
                 let held = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops,
                                        signal: TestSignals.lowStringWithFadedOddPartials(sampleRateHz: sampleRateHz, seconds: 5))
-                rows.append(row("hop's end on a low string held against its octave (the tuner's costliest path)", held.framePoint))
+                rows.append(row("hop's end on a low string held against its octave (its fundamental measured every hop)", held.framePoint))
                 let noisy = noteInPinkNoise(sampleRateHz: sampleRateHz)
                 let noisyWithout = try measure(configuration: withoutPitch, sampleRateHz: sampleRateHz, hops: hops,
                                                signal: noisy.signal, measuredFromFrame: noisy.noteStartFrame, resetsEachLoop: true)
