@@ -22,8 +22,32 @@ enum HopCost {
             TestSignals.sine(frequencyHz: 220, sampleRateHz: sampleRateHz, seconds: 5, amplitude: 0.4)).map { $0 + $1 }
     }
 
+    /// A note in steady noise, where the tuner takes its second look (`NoiseWeighting`) on
+    /// every hop: the noise alone for `noiseLeadSeconds`, so the band floors are learned, then A3
+    /// (220 Hz, four harmonics) in the same pink noise at `signalToNoiseDecibels` (RMS against
+    /// RMS) for `noteSeconds`. At −3 dB every hop of the note takes the second look and applies
+    /// the weights; at 0 dB only ~13 % do (the plain correlation or the short window reads the
+    /// rest; counted in a scratch build, docs/benchmarks.md). Fed in a loop, so each note follows
+    /// the noise alone again; `noteStartFrame` is where it starts.
+    static func noteInPinkNoise(sampleRateHz: Double, signalToNoiseDecibels: Float = -3, noiseLeadSeconds: Double = 2,
+                                noteSeconds: Double = 3) -> (signal: [Float], noteStartFrame: Int) {
+        let noteStartFrame = Int(noiseLeadSeconds * sampleRateHz)
+        let note = TestSignals.harmonicTone(fundamentalHz: 220, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05],
+                                            sampleRateHz: sampleRateHz, seconds: noteSeconds)
+        var signal = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: noiseLeadSeconds + noteSeconds)
+        func rms(_ samples: ArraySlice<Float>) -> Float { (samples.reduce(0) { $0 + $1 * $1 } / Float(samples.count)).squareRoot() }
+        let noiseScale = rms(note[...]) / rms(signal[noteStartFrame...]) * powf(10, -signalToNoiseDecibels / 20)
+        for index in signal.indices { signal[index] *= noiseScale }
+        for index in note.indices { signal[noteStartFrame + index] += note[index] }
+        return (signal, noteStartFrame)
+    }
+
+    /// Measures `hops` hops after a warm-up of 200, counting only hops that end after
+    /// `measuredFromFrame` of `signal` (which is fed in a loop). `resetsEachLoop`: the analyser
+    /// starts afresh (not timed) each time the signal starts over, so every loop is the same
+    /// first hearing of it.
     static func measure(configuration: AnalysisConfiguration, sampleRateHz: Double, hops: Int,
-                        signal: [Float]? = nil) throws -> Result {
+                        signal: [Float]? = nil, measuredFromFrame: Int = 0, resetsEachLoop: Bool = false) throws -> Result {
         var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
         let signal = signal ?? toneInNoise(sampleRateHz: sampleRateHz)
         let hop = analyzer.hopFrames, lead = analyzer.spectrumLeadFrames
@@ -43,11 +67,16 @@ enum HopCost {
                 position += count
                 return (Double(end - start) / 1000, step.frameCompleted)
             }
-            for index in 0..<(hops + 200) {
-                if position + hop > samples.count { position = 0 }
+            var index = 0
+            while intake.count < hops {
+                if position + hop > samples.count {
+                    position = 0
+                    if resetsEachLoop { analyzer.reset() }
+                }
                 let before = feed(hop - lead - 1), spectrum = feed(1), between = feed(lead - 1), end = feed(1)
                 precondition(!before.completed && !spectrum.completed && !between.completed && end.completed)
-                guard index >= 200 else { continue } // warm-up
+                index += 1
+                guard index > 200, position > measuredFromFrame else { continue } // warm-up, and hops before the measured part
                 intake.append(before.microseconds + between.microseconds)
                 spectrumPoint.append(spectrum.microseconds)
                 framePoint.append(end.microseconds)
@@ -90,7 +119,15 @@ enum HopCost {
             if sampleRateHz == 48_000 {
                 let held = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops,
                                        signal: TestSignals.lowStringWithFadedOddPartials(sampleRateHz: sampleRateHz, seconds: 5))
-                rows.append(row("hop's end on a low string held against its octave (the tuner's costliest path)", held.framePoint))
+                rows.append(row("hop's end on a low string held against its octave (its fundamental measured every hop)", held.framePoint))
+                let noisy = noteInPinkNoise(sampleRateHz: sampleRateHz)
+                let noisyWithout = try measure(configuration: withoutPitch, sampleRateHz: sampleRateHz, hops: hops,
+                                               signal: noisy.signal, measuredFromFrame: noisy.noteStartFrame, resetsEachLoop: true)
+                let noisyFull = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops,
+                                            signal: noisy.signal, measuredFromFrame: noisy.noteStartFrame, resetsEachLoop: true)
+                rows.append(row("tuner on a note in pink noise at −3 dB SNR after 2 s of the noise alone (the second look on every hop; mean difference, tuner on − off)",
+                                Statistics(samples: [noisyFull.framePoint.mean - noisyWithout.framePoint.mean]), percentiles: false))
+                rows.append(row("hop's end on that note in pink noise (level, waveform, tuner)", noisyFull.framePoint))
             }
         }
         return rows.joined(separator: "\n")

@@ -36,7 +36,7 @@ public enum TestSignals {
 
     /// G2 with its fundamental and odd partials 24 dB under the even ones (FluidR3's steel
     /// guitar G2 late in the note): the wave repeats at half its period as well, so on every hop
-    /// the tuner holds the established note and measures its fundamental (its costliest path).
+    /// the tuner holds the established note and measures its fundamental.
     public static func lowStringWithFadedOddPartials(sampleRateHz: Double, seconds: Double) -> [Float] {
         let odd = pow(10, -24.0 / 20)
         return harmonicTone(fundamentalHz: 98, harmonicAmplitudes: [0.8 * odd, 1, 0.4 * odd, 0.3, 0.2 * odd, 0.1],
