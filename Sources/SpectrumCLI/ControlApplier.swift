@@ -10,7 +10,8 @@ import Synchronization
 /// Applies checked control commands to a running session: parameter changes become a new
 /// analyser built off the real-time thread (`LiveClient.reconfigure`), blackout goes to the
 /// publisher; inputs added or removed go to the client, the publisher and the web server's
-/// OSCQuery tree. Runs on the control thread; the lock only orders commands and taps.
+/// OSCQuery tree; a new tempo input to the client (the MIDI clock) and the publisher (summary,
+/// Link, WLED). Runs on the control thread; the lock only orders commands and taps.
 final class ControlApplier: Sendable {
     private let client: LiveClient
     private let publisher: FramePublisher
@@ -90,6 +91,15 @@ final class ControlApplier: Sendable {
                 try web?.setInput(slot: slot, name: nil)
                 onSettingsChanged()
                 return .success("input \(name) removed")
+            } catch {
+                return .failure(ControlRejection("\(error)"))
+            }
+        case .tempoInput(let name):
+            do {
+                let slot = try client.setTempoInput(named: name)
+                publisher.setTempoSlot(slot)
+                onSettingsChanged()
+                return .success("tempo input \(name): the summary, MIDI clock, Link and WLED follow it")
             } catch {
                 return .failure(ControlRejection("\(error)"))
             }

@@ -61,7 +61,7 @@ struct RunCommand: ParsableCommand {
     var quiet = false
 
     @Option(name: .customLong("control"), help: ArgumentHelp(
-        "Take OSC control on [HOST:]PORT (host 127.0.0.1 unless given): <prefix>/control/relearn, /tap, /reference f, /lead_ms f, /bpm_range ff, /preset s, /blackout i, /input/add ss (name, source; with --input), /input/remove s. Each is answered on <prefix>/status/control (docs/osc.md).",
+        "Take OSC control on [HOST:]PORT (host 127.0.0.1 unless given): <prefix>/control/relearn, /tap, /reference f, /lead_ms f, /bpm_range ff, /preset s, /blackout i, /input/add ss (name, source; with --input), /input/remove s, /tempo_input s. Each is answered on <prefix>/status/control (docs/osc.md).",
         valueName: "[host:]port"))
     var control: String?
 
@@ -166,7 +166,7 @@ struct RunCommand: ParsableCommand {
         }
         managed?.opened(clientName: session.client.clientName, currentConfiguration: { session.client.analysisConfiguration },
                         currentInputs: { session.client.inputSlots == [""] ? nil : session.client.namedInputs },
-                        tempoInput: session.client.tempoInput)
+                        currentTempoInput: { session.client.tempoInput })
         defer { managed?.stop() }
         var controlServer: ControlServer?
         let applier = ControlApplier(client: session.client, publisher: session.publisher, web: session.web, onSettingsChanged: { managed?.settingsChanged() })

@@ -62,15 +62,16 @@ final class ManagedSession: @unchecked Sendable {
 
     /// The open succeeded: tell the server, and answer saves from now on with the analysis and
     /// the named inputs at that moment (`currentInputs`: nil for the one unnamed input) and
-    /// `tempoInput` (fixed at start; nil: the first input).
+    /// the tempo input at that moment (`currentTempoInput`, nil: the first input; it changes
+    /// with `/control/tempo_input`).
     func opened(clientName: String, currentConfiguration: @escaping @Sendable () -> AnalysisConfiguration,
-                currentInputs: @escaping @Sendable () -> [LiveInput]?, tempoInput: String?) {
+                currentInputs: @escaping @Sendable () -> [LiveInput]?, currentTempoInput: @escaping @Sendable () -> String?) {
         try? nsm.replyOpen(message: "Spectrum: JACK client '\(clientName)', state in \(stateURL.path)")
         let stateURL = self.stateURL
         nsm.start {
             let previous = try? String(contentsOf: stateURL, encoding: .utf8)
             do {
-                try SessionStateFile.writeAtomically(Self.stateText(currentConfiguration(), inputs: currentInputs(), tempoInput: tempoInput, keepingOutputsOf: previous), to: stateURL)
+                try SessionStateFile.writeAtomically(Self.stateText(currentConfiguration(), inputs: currentInputs(), tempoInput: currentTempoInput(), keepingOutputsOf: previous), to: stateURL)
                 return .success("saved \(stateURL.path)")
             } catch {
                 return .failure(NSMFailure(.saveFailed, "\(error)"))

@@ -12,7 +12,7 @@ struct TempoOutOptions: ParsableArguments {
     var midiClockDestinations: [String] = []
 
     @Option(name: .customLong("tempo-input"), help: ArgumentHelp(
-        "With several inputs: the input whose tempo and beats drive the live summary, the MIDI clock, Link and WLED (default: a preset's tempo_input:, else the first). It cannot be removed over OSC control while running.",
+        "With several inputs: the input whose tempo and beats drive the live summary, the MIDI clock, Link and WLED (default: a preset's tempo_input:, else the first). Switch it while running with OSC /control/tempo_input NAME; it cannot be removed over OSC control.",
         valueName: "name"))
     var tempoInput: String?
 

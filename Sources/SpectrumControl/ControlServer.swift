@@ -19,6 +19,8 @@ public enum ControlCommand: Equatable, Sendable {
     /// Add the named input, or re-point it if it exists; `source` "" connects nothing.
     case addInput(name: String, source: String)
     case removeInput(name: String)
+    /// Make the named input drive the tempo outputs (summary, MIDI clock, Link, WLED).
+    case tempoInput(name: String)
 }
 
 /// What became of one control message, as the sender and `/status/control` are told.
@@ -66,6 +68,8 @@ public struct ControlAddress: Sendable, Equatable {
                        description: "Add a named input (port, analyser, <prefix>/NAME/…), or re-point an existing one to this source (with --input only)."),
         ControlAddress(name: "input/remove", typeTags: "s", ranges: [nil], units: ["input name"],
                        description: "Remove a named input: its messages stop, its port goes."),
+        ControlAddress(name: "tempo_input", typeTags: "s", ranges: [nil], units: ["input name"],
+                       description: "Switch the input whose tempo and beats drive the live summary, the MIDI clock, Link and WLED (with --input only)."),
     ]
 
     public static let referenceRangeHz: ClosedRange<Double> = 415...466
@@ -100,7 +104,7 @@ public struct ControlStatistics: Equatable, Sendable {
 /// Addresses, under `prefix`: `/control/relearn`, `/control/tap`, `/control/reference f`
 /// (415–466 Hz), `/control/lead_ms f` (0–500), `/control/bpm_range ff` (30–300, 40–400, min <
 /// max), `/control/preset s`, `/control/blackout i` (0 or 1), `/control/input/add ss`,
-/// `/control/input/remove s`. Numbers may come as f, i, d or h.
+/// `/control/input/remove s`, `/control/tempo_input s`. Numbers may come as f, i, d or h.
 ///
 /// Never on the JACK thread; `apply` runs on the control thread.
 public final class ControlServer: @unchecked Sendable {
@@ -284,6 +288,12 @@ public final class ControlServer: @unchecked Sendable {
         case "input/remove":
             if arguments.count == 1, case .text(let name) = arguments[0], !name.isEmpty {
                 command = .success(.removeInput(name: name))
+            } else {
+                command = .failure(ControlRejection("expected one string (an input name), got \(Self.describe(types))"))
+            }
+        case "tempo_input":
+            if arguments.count == 1, case .text(let name) = arguments[0], !name.isEmpty {
+                command = .success(.tempoInput(name: name))
             } else {
                 command = .failure(ControlRejection("expected one string (an input name), got \(Self.describe(types))"))
             }

@@ -38,10 +38,14 @@ public final class LiveClient: @unchecked Sendable {
     /// The inputs now, in slot order (`[""]`: the one unnamed input).
     public var inputNames: [String] { inputSlots.compactMap { $0 } }
     private let channelCount: Int
-    /// `LiveConfiguration.tempoInput`: the input that drives the tempo outputs (nil: the first).
-    public let tempoInput: String?
-    /// Its slot (`AnalysisFrame.inputIndex`), fixed for the client's life; 0 without one.
-    public let tempoSlot: Int
+    /// The input that drives the tempo outputs (nil: the first): `LiveConfiguration.tempoInput`,
+    /// then the latest `setTempoInput`. Any non-real-time thread.
+    public var tempoInput: String? { tempoSelection.withLock { $0 } }
+    /// Its slot (`AnalysisFrame.inputIndex`); 0 without one. Any non-real-time thread.
+    public var tempoSlot: Int { counters.pointee.tempoSlot.load(ordering: .relaxed) }
+    /// The tempo input's name; held while it is checked and changed, and while an input is
+    /// removed (so the one being chosen cannot go meanwhile).
+    private let tempoSelection: Mutex<String?>
     /// Full name of the MIDI clock output port (e.g. `spectrum:midi_clock`), nil without
     /// `LiveConfiguration.midiClock`.
     public let midiClockPortName: String?
@@ -160,8 +164,7 @@ public final class LiveClient: @unchecked Sendable {
         self.clientName = incarnation.name
         self.clientNameWasChanged = incarnation.name != configuration.clientName
         self.channelCount = configuration.channelCount
-        self.tempoInput = configuration.tempoInput
-        self.tempoSlot = configuration.tempoSlot
+        self.tempoSelection = Mutex(configuration.tempoInput)
         self.midiClockPortName = incarnation.midiClockPortName
         self.connectedSources = plan.filter { $0.inputIndex != nil }.map(\.peer)
         self.frames = ring
@@ -253,12 +256,35 @@ public final class LiveClient: @unchecked Sendable {
             let known = inputNames.filter { !$0.isEmpty }
             throw LiveClientError(.invalidConfiguration, "input \(name): no such input" + (known.isEmpty ? "" : " (inputs: \(known.joined(separator: ", ")))"))
         }
-        // The MIDI clock reads a fixed slot (`tempoSlot`): its input stays.
-        guard name != tempoInput else {
-            throw LiveClientError(.invalidConfiguration, "input \(name): it drives the tempo outputs (--tempo-input), expected another input")
+        // The MIDI clock reads the tempo slot: its input stays (switch it first).
+        try tempoSelection.withLock { (tempoInput: inout String?) throws(LiveClientError) in
+            guard name != tempoInput else {
+                throw LiveClientError(.invalidConfiguration, "input \(name): it drives the tempo outputs (--tempo-input), expected another input")
+            }
+            try supervisor.removeInput(slot: slot)
         }
-        try supervisor.removeInput(slot: slot)
         return slot
+    }
+
+    /// Switches the input that drives the tempo outputs while running (OSC
+    /// `/control/tempo_input`): the process callback reads the new slot from its next cycle
+    /// (one atomic store here, one load there per cycle). The MIDI clock keeps the former beat
+    /// grid until the new input completes a frame, then glides to its tempo and re-phases with
+    /// its bounded slew (no FC/FA, unless the new input has no tempo yet: then it stops as a
+    /// lost tempo does). Returns the slot. Throws one line naming the value and the inputs there
+    /// are. Not real-time safe; any thread.
+    @discardableResult
+    public func setTempoInput(named name: String) throws(LiveClientError) -> Int {
+        try tempoSelection.withLock { (tempoInput: inout String?) throws(LiveClientError) -> Int in
+            let known = inputNames.filter { !$0.isEmpty }
+            guard !known.isEmpty, let slot = exchange.inputNames.firstIndex(of: name) else {
+                throw LiveClientError(.invalidConfiguration, "tempo input \(name): expected the name of an input, "
+                    + (known.isEmpty ? "got no named inputs (start with --input NAME)" : "got none of \(known.joined(separator: ", "))"))
+            }
+            tempoInput = name
+            counters.pointee.tempoSlot.store(slot, ordering: .relaxed)
+            return slot
+        }
     }
 
     /// Forgets the learned tempo and beat grid and learns them again (a new song, a wrong

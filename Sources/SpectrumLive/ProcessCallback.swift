@@ -69,7 +69,7 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
         // The capture clock: frame time of this cycle's first sample, and the capture latency.
         let clock = CaptureClock(client: client, cycleStartFrame: cycleStartFrame,
                                  latencyMicroseconds: latencyMicroseconds(counters, sampleRateHz: analyzer.pointee.sampleRateHz))
-        analyseInput(context, slot: slot, analyzer: analyzer, frameCount: Int(frameCount), clock: clock, tally: &tally)
+        analyseInput(context, slot: slot, isTempoSlot: slot == tempoSlot, analyzer: analyzer, frameCount: Int(frameCount), clock: clock, tally: &tally)
     }
     if tally.pushed > 0 { _ = counters.pointee.pushedFrames.add(tally.pushed, ordering: .relaxed) }
     if tally.dropped > 0 { _ = counters.pointee.droppedFrames.add(tally.dropped, ordering: .relaxed) }
@@ -84,11 +84,21 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     if let port = context.pointee.midiClockPort, let midiClock = context.pointee.midiClock {
         var grid = MidiClockGrid.unlocked
         if let clockAnalyzer {
-            let latency = Double(counters.pointee.captureLatencyFrames.load(ordering: .relaxed))
-                + Double(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed))
-            grid = midiClockGrid(midiClock, analyzer: clockAnalyzer, cycleStartStreamFrame: clockCycleStartStreamFrame, latencyFrames: latency)
+            if midiClock.pointee.readingSlot != tempoSlot && midiClock.pointee.heldFrames < MidiClockState.maximumHeldFrames {
+                // The tempo input was just switched and its analyser has completed no frame
+                // since: the former grid carries on, the scheduler then glides to the new one.
+                grid = midiClock.pointee.heldGrid
+                midiClock.pointee.heldFrames += Int(frameCount)
+            } else {
+                let latency = Double(counters.pointee.captureLatencyFrames.load(ordering: .relaxed))
+                    + Double(counters.pointee.playbackLatencyFrames.load(ordering: .relaxed))
+                grid = midiClockGrid(midiClock, analyzer: clockAnalyzer, cycleStartStreamFrame: clockCycleStartStreamFrame, latencyFrames: latency)
+                midiClock.pointee.heldFrames = 0
+            }
         }
         runMidiClock(midiClock, port: port, frameCount: frameCount, grid: grid, counters: counters)
+        midiClock.pointee.heldGrid = grid
+        midiClock.pointee.heldGrid.beatOffsetFrames -= Double(frameCount)
     }
 
     // 4) Epoch out: from here on this cycle no longer touches any analyser.
@@ -99,7 +109,7 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
 /// One port: its buffer directly, any length. Several: average into the mono buffer chunk by
 /// chunk, so any nframes (0, or more than announced) works with no reallocation.
 @_noLocks
-func analyseInput(_ context: UnsafeMutablePointer<ProcessContext>, slot: Int, analyzer: UnsafeMutablePointer<Analyzer>,
+func analyseInput(_ context: UnsafeMutablePointer<ProcessContext>, slot: Int, isTempoSlot: Bool, analyzer: UnsafeMutablePointer<Analyzer>,
                   frameCount total: Int, clock: CaptureClock, tally: inout PushTally) {
     let channels = context.pointee.channelsPerInput
     let buffers = context.pointee.portBuffers + slot * channels
@@ -109,7 +119,7 @@ func analyseInput(_ context: UnsafeMutablePointer<ProcessContext>, slot: Int, an
         buffers[channel] = UnsafePointer(raw?.assumingMemoryBound(to: Float.self))
     }
     if channels == 1, let buffer = buffers[0] {
-        feed(analyzer, slot: slot, samples: buffer, count: total, cycleOffset: 0, clock: clock, context: context, tally: &tally)
+        feed(analyzer, slot: slot, isTempoSlot: isTempoSlot, samples: buffer, count: total, cycleOffset: 0, clock: clock, context: context, tally: &tally)
         return
     }
     let mono = context.pointee.mono
@@ -119,16 +129,17 @@ func analyseInput(_ context: UnsafeMutablePointer<ProcessContext>, slot: Int, an
     while chunkStart < total {
         let chunk = min(capacity, total - chunkStart)
         mixToMono(buffers, portCount: channels, from: chunkStart, count: chunk, scale: scale, into: mono)
-        feed(analyzer, slot: slot, samples: mono, count: chunk, cycleOffset: chunkStart, clock: clock, context: context, tally: &tally)
+        feed(analyzer, slot: slot, isTempoSlot: isTempoSlot, samples: mono, count: chunk, cycleOffset: chunkStart, clock: clock, context: context, tally: &tally)
         chunkStart += chunk
     }
 }
 
 /// Keeps the newest completed frame's beat grid for the MIDI clock. Real-time safe.
 @_noLocks
-func recordMidiClockReading(_ state: UnsafeMutablePointer<MidiClockState>, analyzer: UnsafeMutablePointer<Analyzer>) {
+func recordMidiClockReading(_ state: UnsafeMutablePointer<MidiClockState>, analyzer: UnsafeMutablePointer<Analyzer>, slot: Int) {
     let frame = analyzer.pointee.frame
     state.pointee.analyzer = analyzer
+    state.pointee.readingSlot = slot
     state.pointee.tempo = frame.pointee.tempo
     state.pointee.streamFrame = frame.pointee.streamFrame
     state.pointee.latestBeat = analyzer.pointee.latestBeat
@@ -222,7 +233,7 @@ func mixToMono(_ buffers: UnsafeMutablePointer<UnsafePointer<Float>?>, portCount
 /// samples holding it are consumed, and each completed frame is stamped with the capture time of
 /// its newest sample and pushed (or counted as dropped when the ring is full).
 @_noLocks
-func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, slot: Int, samples: UnsafePointer<Float>, count: Int, cycleOffset: Int,
+func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, slot: Int, isTempoSlot: Bool, samples: UnsafePointer<Float>, count: Int, cycleOffset: Int,
           clock: CaptureClock, context: UnsafeMutablePointer<ProcessContext>, tally: inout PushTally) {
     var offset = 0
     while offset < count {
@@ -242,8 +253,8 @@ func feed(_ analyzer: UnsafeMutablePointer<Analyzer>, slot: Int, samples: Unsafe
                 captureTimeMicroseconds: captureMicroseconds(clock, cyclePosition: nextPosition + framesFromNext)))
         }
         guard step.frameCompleted else { continue }
-        if slot == context.pointee.counters.pointee.tempoSlot.load(ordering: .relaxed), let midiClock = context.pointee.midiClock {
-            recordMidiClockReading(midiClock, analyzer: analyzer)
+        if isTempoSlot, let midiClock = context.pointee.midiClock {
+            recordMidiClockReading(midiClock, analyzer: analyzer, slot: slot)
         }
         analyzer.pointee.stampCaptureTime(microseconds: captureMicroseconds(clock, cyclePosition: nextPosition - 1))
         if context.pointee.ring.push(analyzer.pointee.frame, inputIndex: Int32(truncatingIfNeeded: slot)) { tally.pushed &+= 1 } else { tally.dropped &+= 1 }

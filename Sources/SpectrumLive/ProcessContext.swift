@@ -47,8 +47,9 @@ struct LiveCounters: ~Copyable {
     // (the control side: blackout) and `playbackLatencyFrames` (the latency callback).
     /// Set by the control side: the clock stops (FC) as if the tempo were lost.
     let midiClockHold = Atomic<Bool>(false)
-    /// The input slot whose beat grid the clock follows (`LiveConfiguration.tempoSlot`), stored
-    /// once before the first cycle.
+    /// The input slot whose beat grid the clock (and `FramePublisher`'s tempo outputs) follow
+    /// (`LiveConfiguration.tempoSlot`): stored before the first cycle, and again by
+    /// `LiveClient.setTempoInput` (OSC `/control/tempo_input`). Loaded once per cycle.
     let tempoSlot = Atomic<Int>(0)
     let midiClockRunning = Atomic<Bool>(false)
     let midiClockTicks = Atomic<UInt64>(0)
@@ -121,4 +122,15 @@ struct MidiClockState {
     var streamFrame: Int64 = 0
     /// The latest beat event when the frame completed (its place in the bar).
     var latestBeat = BeatReading.none
+    /// The input slot the reading came from: after the tempo input is switched, until the new
+    /// slot completes a frame, it is the former one.
+    var readingSlot = 0
+    /// The grid the clock followed in the latest cycle, on the next cycle's timeline: held over
+    /// the switch of tempo input (at most `maximumHeldFrames`, until the new input's first
+    /// completed frame), so the clock glides to the new grid instead of stopping (FC) and
+    /// starting again (FA).
+    var heldGrid = MidiClockGrid.unlocked
+    var heldFrames = 0
+    /// One second at 48 kHz: far more than a hop, which is all a switch needs.
+    static var maximumHeldFrames: Int { @_noLocks get { 48_000 } }
 }

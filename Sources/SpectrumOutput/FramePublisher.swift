@@ -192,6 +192,11 @@ public final class FramePublisher: @unchecked Sendable {
     /// (no frames, beats or status) until it is turned off. Any thread.
     public func setBlackout(_ on: Bool) { worker.blackoutRequested.store(on, ordering: .relaxed) }
 
+    /// Makes input `slot`'s frames the ones that count the status interval, feed WLED and the
+    /// frame observer (the live summary, Link): the tempo input switched at run time
+    /// (`/control/tempo_input`). Takes effect on the publisher thread's next pass. Any thread.
+    public func setTempoSlot(_ slot: Int) { worker.tempoSlot.store(slot, ordering: .relaxed) }
+
     public var isBlackedOut: Bool { worker.blackoutRequested.load(ordering: .relaxed) }
 
     /// Tells every OSC target what a control message did: `<prefix>/status/control ss` (the
@@ -305,7 +310,8 @@ final class PublisherWorker: @unchecked Sendable {
     /// `PublisherConfiguration.tempoSlot`, else the lowest slot with an input: its frames count
     /// the status interval, feed WLED and the frame observer.
     private var firstSlot = 0
-    private let tempoSlot: Int?
+    /// `PublisherConfiguration.tempoSlot`, then `FramePublisher.setTempoSlot`; -1: none.
+    let tempoSlot: Atomic<Int>
     /// The WLED encoder and the transport indices of the WLED receivers.
     let wled: (encoder: WLEDAudioSyncEncoder, targets: [Int])?
     private let wledPacket = UnsafeMutableRawBufferPointer.allocate(byteCount: WLEDAudioSyncEncoder.packetByteCount, alignment: 4)
@@ -354,8 +360,8 @@ final class PublisherWorker: @unchecked Sendable {
             renderers.map { PublisherInput(renderers: $0.map { (renderer: $0.0, targets: $0.1) }, beats: slot < beats.count ? beats[slot] : nil) }
         }
         beatMailboxes = beats
-        tempoSlot = configuration.tempoSlot
-        firstSlot = tempoSlot ?? inputs.firstIndex { $0 != nil } ?? 0
+        tempoSlot = Atomic(configuration.tempoSlot ?? -1)
+        firstSlot = configuration.tempoSlot ?? inputs.firstIndex { $0 != nil } ?? 0
         statusApart = configuration.hasNamedInputs
         self.wled = wled.map { (encoder: $0.0, targets: $0.1) }
         targetAddresses = configuration.targets.map(\.description) + configuration.wledTargets.map { "wled \($0)" }
@@ -381,6 +387,8 @@ final class PublisherWorker: @unchecked Sendable {
             let stopping = stopRequested.load(ordering: .acquiring)
             let flushRequest = flushRequested.load(ordering: .acquiring)
             applyInputChanges()
+            let chosenSlot = tempoSlot.load(ordering: .relaxed)
+            if chosenSlot >= 0 { firstSlot = chosenSlot }
             publishNotices()
             publishNewBeats()
             let now = Self.monotonicNanoseconds()
@@ -448,7 +456,8 @@ final class PublisherWorker: @unchecked Sendable {
                 return input
             }
         }
-        if !changes.isEmpty { firstSlot = tempoSlot ?? inputs.firstIndex { $0 != nil } ?? 0 }
+        let chosenSlot = tempoSlot.load(ordering: .relaxed)
+        if !changes.isEmpty { firstSlot = chosenSlot >= 0 ? chosenSlot : inputs.firstIndex { $0 != nil } ?? 0 }
     }
 
     /// Sends the waiting control acknowledgements as plain messages to every OSC target.

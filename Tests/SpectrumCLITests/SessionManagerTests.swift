@@ -221,6 +221,46 @@ import Testing
         #expect(first.contains("name: \"kick\"") && !first.contains("tempo_input"), "\(first)")
     }
 
+    /// The tempo input switched over OSC control marks the session dirty and the next save holds
+    /// the new name; an unknown name changes nothing (one error line naming it and the inputs).
+    @Test func aTempoInputSwitchedAtRunTimeIsSaved() throws {
+        let server = try PrivateJackServer()
+        defer { server.stop() }
+        let scratch = try ScratchDirectory()
+        let sessionPath = scratch.path("Switch/spectrum.nSWCH")
+        let stateFile = sessionPath + "/preset.yaml"
+        let controlPort = ControlCommandTests.freePort()
+        let nsm = try FakeNSMServer()
+        defer { nsm.stop() }
+        let spectrum = try RunningSpectrum(["run", "--input", "kick", "--input", "bass", "--control", "\(controlPort)", "--quiet"],
+                                           environment: ["NSM_URL": nsm.url, "JACK_DEFAULT_SERVER": server.name])
+        try #require(nsm.waitFor("/nsm/server/announce") != nil)
+        nsm.open(path: sessionPath, displayName: "Spectrum", clientID: "spectrum.nSWCH")
+        try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }) != nil, "no reply to open")
+        let first = try String(contentsOfFile: stateFile, encoding: .utf8)
+        #expect(first.contains("name: \"bass\"") && !first.contains("tempo_input"), "\(first)")
+
+        ControlCommandTests.send("/spectrum/control/tempo_input", port: controlPort) { lo_message_add_string($0, "snare") }
+        ControlCommandTests.send("/spectrum/control/tempo_input", port: controlPort) { lo_message_add_string($0, "bass") }
+        #expect(nsm.waitFor("/nsm/client/is_dirty") != nil, "no is_dirty after the tempo input was switched")
+        nsm.save()
+        try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/save" }) != nil, "no reply to save")
+        let saved = try String(contentsOfFile: stateFile, encoding: .utf8)
+        #expect(saved.contains("name: \"kick\"") && saved.contains("tempo_input: \"bass\""), "\(saved)")
+        // The new tempo input cannot be removed now.
+        ControlCommandTests.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "bass") }
+        usleep(500_000)
+        #expect(Self.ports(server).contains("spectrum.nSWCH:bass"), "\(Self.ports(server))")
+        spectrum.signal(SIGTERM)
+        let result = try #require(spectrum.waitForExit(within: 5))
+        #expect(result.status == 0)
+        let errors = result.standardErrorLines.filter { $0.contains("tempo_input: rejected") }
+        #expect(errors == ["spectrum: control /spectrum/control/tempo_input: rejected: tempo input snare: expected the name of an input, got none of kick, bass"],
+                "\(result.standardError)")
+        #expect(result.standardError.contains("input bass: it drives the tempo outputs"), "\(result.standardError)")
+        #expect(nsm.violations.isEmpty, "\(nsm.violations)")
+    }
+
     /// A state whose inputs are not a list is refused in one line naming the file and what
     /// was expected.
     @Test func aBrokenInputsListIsRefusedInOneLine() throws {

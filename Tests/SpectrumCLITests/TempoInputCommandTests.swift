@@ -51,6 +51,38 @@ struct TempoInputCommandTests {
         #expect(result.standardOutput.contains("120.0 BPM"), "the summary shows no 120 BPM: \(result.standardOutput.suffix(400))")
     }
 
+    /// Switched at run time over OSC control: a 120 BPM click on the first input, 128 BPM on the
+    /// second; `/control/tempo_input fast` after 14 s moves the MIDI clock (without a stop) and
+    /// the summary to 128 BPM, and the answer goes to the OSC target.
+    @Test func theTempoInputSwitchedOverOSCControlMovesTheClockAndTheSummary() throws {
+        let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
+        defer { server.stop() }
+        let slow = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
+                                  loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2).samples)
+        defer { slow.stop() }
+        // 128 BPM: 15 beats in 7.03125 s, so the loop is seamless.
+        let fast = try ToneClient(serverName: server.name, clientName: "click128", amplitude: 1,
+                                  loop: TestSignals.clickTrain(bpm: 128, sampleRateHz: 48_000, seconds: 7.03125).samples)
+        defer { fast.stop() }
+        let osc = OSCReceiver()
+        let controlPort = ControlCommandTests.freePort()
+        let spectrum = try RunningSpectrum(["run", "--server", server.name, "--input", "slow=\(slow.outputPortName)", "--input", "fast=\(fast.outputPortName)",
+                                            "--midi-clock", "--control", "\(controlPort)", "--osc", "127.0.0.1:\(osc.port)", "--duration", "28"])
+        let started = Date()
+        osc.receive(timeoutSeconds: 15) { Date().timeIntervalSince(started) >= 14 }
+        let before = osc.bundles.compactMap { $0.message("/spectrum/status/midi_clock")?.values }
+        ControlCommandTests.send("/spectrum/control/tempo_input", port: controlPort) { lo_message_add_string($0, "fast") }
+        osc.receive(timeoutSeconds: 15) { Date().timeIntervalSince(started) >= 27 }
+        let result = try #require(spectrum.waitForExit(within: 20), "spectrum did not stop")
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(before.contains { $0[0] == 1 && abs($0[1] - 120) < 0.5 }, "the clock did not run at 120 BPM before the switch: \(before.suffix(3))")
+        let after = osc.bundles.compactMap { $0.message("/spectrum/status/midi_clock")?.values }.suffix(3)
+        #expect(after.count == 3 && after.allSatisfy { $0[0] == 1 && abs($0[1] - 128) < 1 }, "the clock did not follow to 128 BPM: \(Array(after))")
+        let answers = (osc.looseMessages + osc.bundles.flatMap(\.messages)).filter { $0.path == "/spectrum/status/control" }.map(\.strings)
+        #expect(answers.contains { $0.first == "/spectrum/control/tempo_input" && ($0.last ?? "").hasPrefix("ok: tempo input fast") }, "\(answers)")
+        #expect(result.standardOutput.contains("128.0 BPM"), "the summary shows no 128 BPM: \(result.standardOutput.suffix(400))")
+    }
+
     /// A preset's unknown `tempo_input:` is one line naming the file, the key, the value and the
     /// inputs there are; `--tempo-input` goes over the preset's (so the bad value is not read).
     @Test func aPresetsUnknownTempoInputIsOneLineAndTheOptionOverridesIt() throws {

@@ -85,11 +85,13 @@ final class ControlHarness: @unchecked Sendable {
         harness.send("/spectrum/control/bpm_range") { lo_message_add_float($0, 90); lo_message_add_double($0, 160) }
         harness.send("/spectrum/control/blackout") { lo_message_add_int32($0, 1) }
         harness.send("/spectrum/control/blackout") { lo_message_add_float($0, 0) }
+        harness.send("/spectrum/control/tempo_input") { lo_message_add_string($0, "dj") }
         harness.send("/spectrum/control/tap")
-        let replies = harness.waitForReplies(7)
-        #expect(replies.count == 7 && replies.allSatisfy(\.accepted), "\(replies)")
+        let replies = harness.waitForReplies(8)
+        #expect(replies.count == 8 && replies.allSatisfy(\.accepted), "\(replies)")
         let applied = harness.applied.withLock { $0 }
-        #expect(Array(applied.prefix(6)) == [.relearn, .referenceHz(442), .leadMilliseconds(40), .bpmRange(minimum: 90, maximum: 160), .blackout(true), .blackout(false)])
+        #expect(Array(applied.prefix(7)) == [.relearn, .referenceHz(442), .leadMilliseconds(40), .bpmRange(minimum: 90, maximum: 160), .blackout(true), .blackout(false),
+                                             .tempoInput(name: "dj")])
         if case .tap = applied.last {} else { Issue.record("the last command is a tap: \(applied)") }
         let answer = try #require(harness.readReply())
         #expect(answer.path == "/spectrum/status/control" && answer.strings == ["/spectrum/control/relearn", "ok: done"])
@@ -106,6 +108,7 @@ final class ControlHarness: @unchecked Sendable {
         ("/spectrum/control/blackout", [.i(2)], "expected 1 (black out) or 0 (resume), got 2"),
         ("/spectrum/control/preset", [.i(2)], "expected one string (a preset name or path), got types i"),
         ("/spectrum/control/preset", [.s("nope")], "no preset nope"),
+        ("/spectrum/control/tempo_input", [.i(1)], "expected one string (an input name), got types i"),
     ])
     func badValuesChangeNothing(path: String, arguments: [Argument], expected: String) throws {
         let harness = try ControlHarness()
@@ -202,7 +205,7 @@ final class ControlHarness: @unchecked Sendable {
             case .referenceHz(let hz): #expect((415...466).contains(hz))
             case .leadMilliseconds(let ms): #expect((0...500).contains(ms))
             case .bpmRange(let low, let high): #expect((30...300).contains(low) && (40...400).contains(high) && low < high)
-            case .addInput(let name, _), .removeInput(let name): #expect(!name.isEmpty)
+            case .addInput(let name, _), .removeInput(let name), .tempoInput(let name): #expect(!name.isEmpty)
             case .relearn, .tap, .preset, .blackout: break
             }
         }

@@ -84,6 +84,9 @@ import Testing
             }
         }
         #expect(tree.node(at: "/spectrum/control/reference")?.method?.access == .readWrite)
+        // The tempo input, switched at run time: one string, read-write.
+        let tempoInput = tree.node(at: "/spectrum/control/tempo_input")?.method
+        #expect(tempoInput?.access == .readWrite && tempoInput?.typeTags == "s" && tempoInput?.units == ["input name"])
         #expect(tree.node(at: "/spectrum")?.children.map(\.name).prefix(2) == ["kick", "bass"])
     }
 
