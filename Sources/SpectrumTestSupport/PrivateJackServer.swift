@@ -37,8 +37,12 @@ public final class PrivateJackServer: @unchecked Sendable {
     /// Stops the server with `signal` (as a crash or a restart by hand would), leaves it down
     /// `downSeconds`, then starts a server of the same name, possibly at another rate and period,
     /// and waits until it answers. `launched` is called just after the new jackd is spawned.
+    /// `pollsUntilReady: false` returns once it is spawned, for a caller that waits on its own
+    /// client's reconnection instead: a `jack_lsp` closing while a client of this process
+    /// opens leaves libjack's stale wake-up entry (jack2 issue 721, docs/live.md), which stalls
+    /// a client of another process started later downstream of ours.
     public func restart(signal: Int32 = SIGTERM, downSeconds: Double = 0, sampleRateHz: Int? = nil, periodFrames: Int = 256,
-                        readyTimeoutSeconds: Double = 10, launched: () -> Void = {}) throws {
+                        readyTimeoutSeconds: Double = 10, pollsUntilReady: Bool = true, launched: () -> Void = {}) throws {
         let (old, oldRate) = current.withLock { ($0.process, $0.sampleRateHz) }
         if old.isRunning { kill(old.processIdentifier, signal) }
         old.waitUntilExit()
@@ -47,7 +51,7 @@ public final class PrivateJackServer: @unchecked Sendable {
         let fresh = try Self.launch(name: name, sampleRateHz: rate, periodFrames: periodFrames, logURL: logURL)
         launched()
         current.withLock { $0 = (fresh, rate) }
-        try waitUntilReady(timeoutSeconds: readyTimeoutSeconds)
+        if pollsUntilReady { try waitUntilReady(timeoutSeconds: readyTimeoutSeconds) }
     }
 
     private static func launch(name: String, sampleRateHz: Int, periodFrames: Int, logURL: URL) throws -> Process {

@@ -211,10 +211,13 @@ struct MidiClockPort {
                 "after the synth came back: \(server.connections(of: "spectrum:midi_clock"))")
 
         // The server restarts; both peers come back after spectrum has reconnected.
+        // No jack_lsp polls the new server while spectrum reopens: one closing then would leave
+        // a dead wake-up entry that the synth, downstream of spectrum, could be given (jack2
+        // issue 721, docs/live.md "Not covered"); this test is about the connections.
         synth.stop()
         drums.stop()
-        try server.restart(signal: SIGKILL)
-        #expect(await eventually(within: 10) { client.status().reconnections == 1 }, "\(client.status().lastReconnectError ?? "no error")")
+        try server.restart(signal: SIGKILL, pollsUntilReady: false)
+        #expect(await eventually(within: 20) { client.status().reconnections == 1 }, "\(client.status().lastReconnectError ?? "no error")")
         synth = try JackMidiDump(server: server, name: "synth")
         drums = try JackMidiDump(server: server, name: "drums")
         defer { drums.stop() }
