@@ -47,8 +47,11 @@ struct MidiClockPort {
         #expect(clock.isRunning && clock.starts == 1 && clock.writeFailures == 0, "\(clock)")
         #expect(abs(clock.bpm - 120) < 1, "clock at \(clock.bpm) BPM")
         // stop() sent FC before closing; the monitor saw the ticks, then FC.
+        // A cycle lost to an xrun (at 64 frames a quiet VM has one or two a minute) can take a
+        // tick with it on the monitor's side: each xrun the client saw may have cost one.
         let events = dump.stopAndReadEvents()
-        #expect(events.filter { $0.status == 0xF8 }.count >= 24 * 4)
+        let ticksSeen = events.filter { $0.status == 0xF8 }.count
+        #expect(ticksSeen >= max(24 * 2, 24 * 4 - Int(status.xruns)), "the monitor saw \(ticksSeen) ticks, \(status.xruns) xruns")
         #expect(events.last?.status == 0xFC || events.dropLast().last?.status == 0xFC, "last events \(events.suffix(3).map(\.bytes))")
     }
 
