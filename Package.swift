@@ -49,6 +49,8 @@ let package = Package(
         .target(name: "SpectrumLive", dependencies: ["SpectrumCore", "SpectrumDSP", "CJack", "CRealtime"]),
         /// Session management (NSM): the client protocol and atomic state files; no JACK, no liblo.
         .target(name: "SpectrumSession"),
+        /// Child programs (avahi-publish, the tests' peers) started with no signal blocked.
+        .target(name: "SpectrumSubprocess"),
         /// OSC control input (`--control`): checked commands for the session, off the JACK thread.
         .target(name: "SpectrumControl", dependencies: ["CLo"]),
         /// Spectrum as an Ableton Link peer: tempo and beat committed from a thread of its own.
@@ -70,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "SpectrumCLI",
             dependencies: [
-                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput", "SpectrumControl", "SpectrumSession", "SpectrumWeb", "SpectrumLink",
+                "SpectrumCore", "SpectrumDSP", "SpectrumPresets", "SpectrumOffline", "SpectrumLive", "SpectrumOutput", "SpectrumControl", "SpectrumSession", "SpectrumWeb", "SpectrumLink", "SpectrumSubprocess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -84,7 +86,7 @@ let package = Package(
         // MARK: Tests
         /// Signal generators, an offline block driver, a WAV writer, a private jackd, a tone
         /// client and an OSC receiver, shared by the tests and benchmarks.
-        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumOutput", "CSndfile", "CJack", "CLo"]),
+        .target(name: "SpectrumTestSupport", dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumOutput", "SpectrumSubprocess", "CSndfile", "CJack", "CLo"]),
         .testTarget(
             name: "SpectrumDSPTests",
             dependencies: ["SpectrumCore", "SpectrumDSP", "SpectrumTestSupport", "CAllocationCounter"]

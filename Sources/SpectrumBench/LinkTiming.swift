@@ -19,7 +19,7 @@ enum LinkTiming {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
         let click = try ToneClient(serverName: server.name, clientName: "click", amplitude: 1,
-                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2, offsetSeconds: firstClickSeconds).samples)
+                                   loop: TestSignals.clickLoop(bpm: 120, sampleRateHz: 48_000, offsetSeconds: firstClickSeconds).samples)
         defer { click.stop() }
         _ = try LinkPythonPeer.python()
         let process = Process()

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SpectrumSubprocess
 import SpectrumWeb
 
 /// mDNS/DNS-SD for OSCQuery (`_oscjson._tcp`): through `avahi-publish` while an Avahi daemon
@@ -8,9 +9,9 @@ import SpectrumWeb
 /// conflict, a lost daemon) are passed on to standard error prefixed `spectrum: mDNS: `.
 /// avahi-publish runs under `setpriv --pdeathsig TERM`, so it ends with spectrum even when
 /// spectrum is killed (otherwise it would go on announcing a server that is gone), and it is
-/// started with no signal blocked: a child inherits the spawning thread's mask, and spectrum
-/// started by a parent that blocks SIGTERM (a test runner's worker thread did) would otherwise
-/// hand it on, so neither `stop()`'s SIGTERM nor the parent-death signal would end it.
+/// started with no signal blocked (`runWithNoSignalBlocked`): spectrum started by a parent that
+/// blocks SIGTERM (a test runner's worker thread did) would otherwise hand the mask on, and
+/// neither `stop()`'s SIGTERM nor the parent-death signal would end it.
 /// Created and stopped on the main thread (the parent-death signal follows the thread that
 /// started the child, and the main thread lives as long as the process).
 final class ServiceAnnouncement {
@@ -42,13 +43,8 @@ final class ServiceAnnouncement {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        var nothing = sigset_t()
-        var previous = sigset_t()
-        sigemptyset(&nothing)
-        pthread_sigmask(SIG_SETMASK, &nothing, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         do {
-            try process.run()
+            try process.runWithNoSignalBlocked()
             self.process = process
             note("mDNS: announcing '\(web.configuration.name)' as _oscjson._tcp on port \(web.boundPort)")
         } catch {

@@ -82,7 +82,7 @@ final class JackIncarnation: @unchecked Sendable {
             }
             midiClockPort = port
             midiClock = .allocate(capacity: 1)
-            midiClock?.initialize(to: MidiClockState())
+            midiClock?.initialize(to: MidiClockState(sampleRateHz: jack_get_sample_rate(client)))
         }
         self.midiClockPortName = midiClockPort.map { String(cString: jack_port_name($0)) }
         let period = jack_get_buffer_size(client)

@@ -84,7 +84,7 @@ func runProcessCycle(_ context: UnsafeMutablePointer<ProcessContext>, frameCount
     if let port = context.pointee.midiClockPort, let midiClock = context.pointee.midiClock {
         var grid = MidiClockGrid.unlocked
         if let clockAnalyzer {
-            if midiClock.pointee.readingSlot != tempoSlot && midiClock.pointee.heldFrames < MidiClockState.maximumHeldFrames {
+            if midiClock.pointee.readingSlot != tempoSlot && midiClock.pointee.heldFrames < midiClock.pointee.maximumHeldFrames {
                 // The tempo input was just switched and its analyser has completed no frame
                 // since: the former grid carries on, the scheduler then glides to the new one.
                 grid = midiClock.pointee.heldGrid

@@ -131,6 +131,11 @@ struct MidiClockState {
     /// starting again (FA).
     var heldGrid = MidiClockGrid.unlocked
     var heldFrames = 0
-    /// One second at 48 kHz: far more than a hop, which is all a switch needs.
-    static var maximumHeldFrames: Int { @_noLocks get { 48_000 } }
+    let maximumHeldFrames: Int
+    /// Far more than a hop, which is all a switch needs.
+    static let maximumHeldSeconds = 1.0
+
+    init(sampleRateHz: UInt32) {
+        maximumHeldFrames = Int(Self.maximumHeldSeconds * Double(sampleRateHz))
+    }
 }

@@ -2,6 +2,7 @@
 import CLo
 import Foundation
 import Glibc
+import SpectrumSubprocess
 import Synchronization
 
 /// Why a rig peer (olad, qlcplus) could not start or answer: one line, with the end of its log.
@@ -36,15 +37,8 @@ final class PeerProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log
         process.standardError = log
-        // A child inherits its spawning thread's signal mask, and the test's threads (libdispatch
-        // workers) block SIGTERM: a peer started from one ignored `stop()`'s SIGTERM (QLC+ then
-        // lasted until the SIGKILL). Spawn with nothing blocked, then restore this thread's mask.
-        var nothing = sigset_t()
-        var previous = sigset_t()
-        sigemptyset(&nothing)
-        pthread_sigmask(SIG_SETMASK, &nothing, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        try process.run()
+        // Without: QLC+ started from a test's worker thread ignored `stop()`'s SIGTERM.
+        try process.runWithNoSignalBlocked()
         processIdentifier = process.processIdentifier
         Self.watch(peer: processIdentifier)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SpectrumSubprocess
 import Synchronization
 
 /// A real Avahi mDNS responder that only a test can see: a private network and mount namespace
@@ -178,12 +179,7 @@ public final class PrivateAvahi: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = errorsToOutput ? output : FileHandle.nullDevice
-        var nothing = sigset_t()
-        var previous = sigset_t()
-        sigemptyset(&nothing)
-        pthread_sigmask(SIG_SETMASK, &nothing, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        try process.run()
+        try process.runWithNoSignalBlocked()
         return (process, output)
     }
 

@@ -210,6 +210,16 @@ extension TestSignals {
         rhythm(.clicks, segments: [(bpm, seconds)], sampleRateHz: sampleRateHz, offsetSeconds: offsetSeconds)
     }
 
+    /// A click train to loop (a ToneClient's `loop`): the fewest whole beats lasting at least
+    /// `minimumSeconds` whose length is a whole number of frames, so the looped clicks stay
+    /// exactly one beat apart across the seam (at 48 kHz: 4 beats at 120 BPM, 5 at 128).
+    public static func clickLoop(bpm: Double, sampleRateHz: Double, minimumSeconds: Double = 2, offsetSeconds: Double = 0.137) -> RhythmSignal {
+        let framesPerBeat = 60 * sampleRateHz / bpm
+        var beats = (minimumSeconds / (60 / bpm)).rounded(.up)
+        while abs(beats * framesPerBeat - (beats * framesPerBeat).rounded()) > 1e-6 && beats < 10_000 { beats += 1 }
+        return clickTrain(bpm: bpm, sampleRateHz: sampleRateHz, seconds: (beats * framesPerBeat).rounded() / sampleRateHz, offsetSeconds: offsetSeconds)
+    }
+
     static func voice(_ voice: DrumVoice, sampleRateHz: Double, using generator: inout SeededGenerator) -> [Float] {
         // White noise with the same power per Hz at every sample rate (as at 48 kHz), so that a
         // voice sounds the same at 44.1, 48 and 96 kHz.

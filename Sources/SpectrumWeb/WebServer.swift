@@ -197,11 +197,8 @@ public final class WebServer: @unchecked Sendable {
         let wantsView = hub.viewedSlots.withLock { $0.contains(slot) }
         let listened = hub.listenedAddresses.withLock { $0 }
         guard wantsView || !listened.isEmpty else { return }
-        var view: ByteBuffer?
-        if wantsView {
-            viewBytes.withUnsafeMutableBytes { ViewFrameEncoder.encode(latest, into: $0) }
-            view = ByteBuffer(bytes: viewBytes)
-        }
+        if wantsView { viewBytes.withUnsafeMutableBytes { ViewFrameEncoder.encode(latest, into: $0) } }
+        let view = wantsView ? ByteBuffer(bytes: viewBytes) : nil
         var messages: [(address: String, bytes: ByteBuffer)] = []
         if !listened.isEmpty {
             found.publishing.render(latest) { message in

@@ -18,7 +18,7 @@ struct LinkCommandTests {
             network = try PrivateNetwork()
             server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
             click = try ToneClient(serverName: server.name, clientName: "click", amplitude: 1,
-                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2, offsetSeconds: LinkCommandTests.firstClickSeconds).samples)
+                                   loop: TestSignals.clickLoop(bpm: 120, sampleRateHz: 48_000, offsetSeconds: LinkCommandTests.firstClickSeconds).samples)
         }
         func spectrum(_ extra: [String], seconds: Int) throws -> RunningSpectrum {
             try RunningSpectrum(["run", "--server", server.name, "--connect", click.outputPortName, "--quiet", "--duration", String(seconds)] + extra,

@@ -43,14 +43,14 @@ struct ServiceAnnouncementTests {
         return status.command == command && status.state != "Z"
     }
 
-    /// Waits up to `seconds` for `condition`; returns whether it held.
-    static func eventually(within seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(20_000)
+    /// The avahi-publish that `spectrum` started, waited for up to 15 s; nil if none came.
+    static func publisher(startedBy spectrum: RunningSpectrum) -> pid_t? {
+        var publisher: pid_t?
+        _ = eventually(within: 15) {
+            publisher = children(of: spectrum.process.processIdentifier, named: "avahi-publish").first
+            return publisher != nil
         }
-        return true
+        return publisher
     }
 
     @Test func oscQueryBrowserAndAvahiFindTheWebServerAndTheAnnouncementEndsWithSpectrum() throws {
@@ -60,11 +60,8 @@ struct ServiceAnnouncementTests {
         let avahi = try PrivateAvahi()
         defer { avahi.stop() }
         let spectrum = try Self.spectrum(on: server, avahi: avahi)
-        var publisher: pid_t?
-        #expect(Self.eventually(within: 15) {
-            publisher = Self.children(of: spectrum.process.processIdentifier, named: "avahi-publish").first
-            return publisher != nil
-        }, "spectrum started no avahi-publish")
+        let publisher = Self.publisher(startedBy: spectrum)
+        #expect(publisher != nil, "spectrum started no avahi-publish")
 
         let checker = Process()
         // timeout: a checker that hangs fails the test instead of holding it.
@@ -113,18 +110,13 @@ struct ServiceAnnouncementTests {
         let avahi = try PrivateAvahi()
         defer { avahi.stop() }
         let spectrum = try Self.spectrum(on: server, avahi: avahi)
-        var publisher: pid_t?
-        let started = Self.eventually(within: 15) {
-            publisher = Self.children(of: spectrum.process.processIdentifier, named: "avahi-publish").first
-            return publisher != nil
-        }
-        try #require(started, "spectrum started no avahi-publish")
+        let publisher = try #require(Self.publisher(startedBy: spectrum), "spectrum started no avahi-publish")
         spectrum.signal(SIGKILL)
         _ = spectrum.waitForExit(within: 5)
         // Without the parent-death signal it would go on announcing a server that is gone.
-        #expect(Self.eventually(within: 5) { !Self.isRunning(publisher!, "avahi-publish") },
-                "avahi-publish (PID \(publisher!)) outlived a killed spectrum")
-        if Self.isRunning(publisher!, "avahi-publish") { kill(publisher!, SIGKILL) }
+        #expect(eventually(within: 5) { !Self.isRunning(publisher, "avahi-publish") },
+                "avahi-publish (PID \(publisher)) outlived a killed spectrum")
+        if Self.isRunning(publisher, "avahi-publish") { kill(publisher, SIGKILL) }
     }
 
     @Test func withoutAnAvahiDaemonOrOnLoopbackOneLineSaysTheAnnouncementIsSkipped() throws {

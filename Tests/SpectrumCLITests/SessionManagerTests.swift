@@ -70,16 +70,6 @@ import Testing
         #expect(second.violations.isEmpty, "\(second.violations)")
     }
 
-    /// Polls `condition` every 50 ms until it holds or `seconds` pass.
-    static func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(50_000)
-        }
-        return true
-    }
-
     /// Inputs added and removed over OSC control are the session's: dirty, saved with their
     /// connections, and back (or gone) when the session opens again; a saved source whose
     /// client starts after spectrum (as in a session) is connected when it appears.
@@ -101,7 +91,7 @@ import Testing
         try #require(nsm.waitFor("/nsm/server/announce") != nil)
         nsm.open(path: sessionPath, displayName: "Spectrum", clientID: clientID)
         try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }) != nil, "no reply to open")
-        #expect(Self.eventually { server.connections(of: "\(clientID):kick") == ["system:capture_1"] }, "\(server.connections(of: "\(clientID):kick"))")
+        #expect(eventually { server.connections(of: "\(clientID):kick") == ["system:capture_1"] }, "\(server.connections(of: "\(clientID):kick"))")
         let first = try String(contentsOfFile: stateFile, encoding: .utf8)
         #expect(first.contains("name: \"kick\"") && first.contains("source: \"system:capture_1\""), "\(first)")
 
@@ -115,9 +105,9 @@ import Testing
         }
         #expect(synth.outputPortName == "synth:out")
         #expect(nsm.waitFor("/nsm/client/is_dirty") != nil, "no is_dirty after an input was added")
-        #expect(Self.eventually { server.connections(of: "\(clientID):bass") == ["synth:out"] }, "\(Self.ports(server))")
+        #expect(eventually { server.connections(of: "\(clientID):bass") == ["synth:out"] }, "\(Self.ports(server))")
         ControlCommandTests.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "kick") }
-        #expect(Self.eventually { !Self.ports(server).contains("\(clientID):kick") }, "\(Self.ports(server))")
+        #expect(eventually { !Self.ports(server).contains("\(clientID):kick") }, "\(Self.ports(server))")
 
         // 3) Saved: the inputs as they are now.
         nsm.save()
@@ -141,7 +131,7 @@ import Testing
         #expect(Self.ports(server).contains("\(clientID):bass"), "\(Self.ports(server))")
         #expect(!Self.ports(server).contains("\(clientID):kick") && !Self.ports(server).contains("\(clientID):in"), "\(Self.ports(server))")
         synth = try ToneClient(serverName: server.name, clientName: "synth")
-        #expect(Self.eventually { server.connections(of: "\(clientID):bass") == ["synth:out"] }, "\(Self.ports(server))")
+        #expect(eventually { server.connections(of: "\(clientID):bass") == ["synth:out"] }, "\(Self.ports(server))")
         spectrum.signal(SIGTERM)
         #expect(spectrum.waitForExit(within: 5)?.status == 0)
         #expect(second.violations.isEmpty, "\(second.violations)")
@@ -163,7 +153,7 @@ import Testing
         try #require(nsm.waitFor("/nsm/server/announce") != nil)
         nsm.open(path: sessionPath, displayName: "Spectrum", clientID: clientID)
         try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/open" }) != nil, "no reply to open")
-        #expect(Self.eventually { server.connections(of: "\(clientID):vocal") == ["system:capture_2"] }, "\(Self.ports(server))")
+        #expect(eventually { server.connections(of: "\(clientID):vocal") == ["system:capture_2"] }, "\(Self.ports(server))")
         nsm.save()
         try #require(nsm.waitFor("/reply", where: { $0.strings.first == "/nsm/client/save" }) != nil)
         let saved = try String(contentsOfFile: stateFile, encoding: .utf8)

@@ -122,3 +122,13 @@ final class ScratchDirectory {
         return path
     }
 }
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass; returns whether it held.
+func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        usleep(20_000)
+    }
+    return true
+}

@@ -37,7 +37,7 @@ struct TempoInputCommandTests {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
         let click = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
-                                   loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2).samples)
+                                   loop: TestSignals.clickLoop(bpm: 120, sampleRateHz: 48_000).samples)
         defer { click.stop() }
         let scratch = try ScratchDirectory()
         let osc = OSCReceiver()
@@ -58,11 +58,10 @@ struct TempoInputCommandTests {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
         let slow = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
-                                  loop: TestSignals.clickTrain(bpm: 120, sampleRateHz: 48_000, seconds: 2).samples)
+                                  loop: TestSignals.clickLoop(bpm: 120, sampleRateHz: 48_000).samples)
         defer { slow.stop() }
-        // 128 BPM: 15 beats in 7.03125 s, so the loop is seamless.
         let fast = try ToneClient(serverName: server.name, clientName: "click128", amplitude: 1,
-                                  loop: TestSignals.clickTrain(bpm: 128, sampleRateHz: 48_000, seconds: 7.03125).samples)
+                                  loop: TestSignals.clickLoop(bpm: 128, sampleRateHz: 48_000).samples)
         defer { fast.stop() }
         let osc = OSCReceiver()
         let controlPort = ControlCommandTests.freePort()

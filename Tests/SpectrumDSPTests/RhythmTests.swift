@@ -5,6 +5,16 @@ import SpectrumCore
 
 /// Onsets, tempo and beats on synthetic click trains and drum patterns with known beat times.
 @Suite struct RhythmTests {
+    /// The test clients' looped click trains stay one beat apart across the loop's seam.
+    @Test(arguments: [(120.0, 48_000.0, 96_000), (128, 48_000, 112_500), (128, 44_100, 165_375), (120, 44_100, 88_200)])
+    func aClickLoopIsAWholeNumberOfBeatsAndFrames(bpm: Double, sampleRateHz: Double, expectedFrames: Int) throws {
+        let loop = TestSignals.clickLoop(bpm: bpm, sampleRateHz: sampleRateHz)
+        #expect(loop.samples.count == expectedFrames)
+        let beatSeconds = 60 / bpm
+        let first = try #require(loop.beatTimesSeconds.first), last = try #require(loop.beatTimesSeconds.last)
+        #expect(abs(last + beatSeconds - (first + Double(loop.samples.count) / sampleRateHz)) < 1e-9)
+    }
+
     static let sampleRates: [Double] = [44_100, 48_000, 96_000]
     static let tempos: [Double] = [70, 100, 120, 128, 140, 174]
 

@@ -9,7 +9,7 @@ extension LiveTests {
 struct MidiClockPort {
     /// A click loop at 120 BPM into `spectrum:in` (four beats, seamless).
     func clicks(_ server: PrivateJackServer, into port: String) throws -> ToneClient {
-        let loop = TestSignals.clickTrain(bpm: 120, sampleRateHz: Double(server.sampleRateHz), seconds: 2).samples
+        let loop = TestSignals.clickLoop(bpm: 120, sampleRateHz: Double(server.sampleRateHz)).samples
         let player = try ToneClient(serverName: server.name, clientName: "clicks", amplitude: 1, loop: loop)
         try player.connect(to: port)
         return player
@@ -97,9 +97,8 @@ struct MidiClockPort {
         try server.connect("spectrum:midi_clock", dump.inputPortName)
         let slow = try clicks(server, into: client.portNames[0])
         defer { slow.stop() }
-        // 128 BPM: 15 beats in 7.03125 s, so the loop is seamless.
         let fast = try ToneClient(serverName: server.name, clientName: "click128", amplitude: 1,
-                                  loop: TestSignals.clickTrain(bpm: 128, sampleRateHz: 48_000, seconds: 7.03125).samples)
+                                  loop: TestSignals.clickLoop(bpm: 128, sampleRateHz: 48_000).samples)
         defer { fast.stop() }
         try fast.connect(to: client.portNames[1])
         // Both inputs locked (the second one's frames at 128 BPM), the clock at 120.
