@@ -93,11 +93,12 @@ struct NormalisedAutocorrelation: ~Copyable {
     /// two, so a window just over a power of two does not pay for twice the points (the short
     /// window at 48 kHz needs 1,026: both transforms of 1,152 points take ~2.2 µs, of 2,048
     /// ~4.4; 2,304 ~5.5 against ~9.5 for 4,096). Other sizes measured slower (3·2ᵏ, 1,280, and
-    /// 5-smooth sizes such as 1,080 or 4,050). Any thread.
+    /// 5-smooth sizes such as 1,080 or 4,050). From 36 points up (9 and 18 are not divisible by
+    /// 4, which the half-size transforms need; windows that short do not occur). Any thread.
     static func fastFFTSize(atLeast frames: Int) -> Int {
         var power = 1
         while power < frames { power <<= 1 }
-        var nineTimes = 9
+        var nineTimes = 36
         while nineTimes < frames { nineTimes <<= 1 }
         return min(power, nineTimes)
     }
