@@ -8,10 +8,10 @@ import Testing
     static let partialBins = [40, 80, 120, 160, 200]
 
     /// A spectrum of `floor` in every bin and `partial` in the partials' bins (nil: none).
-    static func powers(floor: Float, partial: Float?) -> UnsafeMutablePointer<(Float, Float)> {
-        let powers = UnsafeMutablePointer<(Float, Float)>.allocate(capacity: bins)
-        powers.initialize(repeating: (floor, 0), count: bins)
-        if let partial { for bin in partialBins { powers[bin].0 = partial } }
+    static func powers(floor: Float, partial: Float?) -> UnsafeMutablePointer<Float> {
+        let powers = UnsafeMutablePointer<Float>.allocate(capacity: bins)
+        powers.initialize(repeating: floor, count: bins)
+        if let partial { for bin in partialBins { powers[bin] = partial } }
         return powers
     }
 
@@ -34,7 +34,7 @@ import Testing
         let weighed = weighting.weigh(note)
         let share = try #require(weighed, "the second look is taken in steady noise")
         #expect(share > 0.6 && share < 0.75, "kept share \(share): the partials hold ~0.71 of the window")
-        for bin in Self.partialBins { #expect(note[bin].0 > 900, "partial at bin \(bin): \(note[bin].0)") }
-        #expect(note[1_000].0 == 0, "a bin of noise alone keeps \(note[1_000].0)")
+        for bin in Self.partialBins { #expect(note[bin] > 900, "partial at bin \(bin): \(note[bin])") }
+        #expect(note[1_000] == 0, "a bin of noise alone keeps \(note[1_000])")
     }
 }

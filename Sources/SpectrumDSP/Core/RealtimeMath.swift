@@ -56,6 +56,25 @@ func realtimeDotProduct(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, co
     return sum
 }
 
+/// The sum of `count` values in eight lanes: a single running sum is one dependent add per
+/// value (the compiler may not reorder float additions), which made the tuner's window mean and
+/// band powers a sizeable share of its cost. Real-time safe; the order of additions is fixed.
+@inline(__always) @_noLocks
+func realtimeSum(_ values: UnsafePointer<Float>, count: Int) -> Float {
+    var lanes = SIMD8<Float>(repeating: 0)
+    var index = 0
+    while index + 8 <= count {
+        lanes += UnsafeRawPointer(values + index).loadUnaligned(as: SIMD8<Float>.self)
+        index += 8
+    }
+    var total = lanes.sum()
+    while index < count {
+        total += values[index]
+        index += 1
+    }
+    return total
+}
+
 @inline(__always) @_noLocks
 func realtimeFloor(_ value: Double) -> Double { _unsafePerformance { floor(value) } }
 

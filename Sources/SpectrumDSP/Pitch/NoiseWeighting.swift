@@ -85,16 +85,15 @@ struct NoiseWeighting: ~Copyable {
 
     deinit { bandEdges.deallocate() }
 
-    /// Weighs `powers` (bin k's power in `powers[k].0`, as `NormalisedAutocorrelation` holds
-    /// them before its inverse transform) in place against the floors, and returns the share
-    /// of their sum the weights kept, or nil when they were not applied. Real-time safe.
+    /// Weighs `powers` (bin k's power in `powers[k]`, as `NormalisedAutocorrelation.powers`
+    /// holds them) in place against the floors, and returns the share of their sum the weights
+    /// kept, or nil when they were not applied. Real-time safe.
     @_noLocks
-    mutating func weigh(_ powers: UnsafeMutablePointer<(Float, Float)>) -> Float? {
+    mutating func weigh(_ powers: UnsafeMutablePointer<Float>) -> Float? {
         // 1) Band powers, and each band's floor: its least power over the memory.
         var total: Float = 0, kept: Float = 0
         for band in 0..<bandCount {
-            var sum: Float = 0
-            for bin in bandEdges[band]..<bandEdges[band + 1] { sum += powers[bin].0 }
+            let sum = realtimeSum(powers + bandEdges[band], count: bandEdges[band + 1] - bandEdges[band])
             bandPowers[band] = sum
             var floor = currentMinima[band]
             for slot in 0..<subWindowCount { floor = min(floor, subWindowMinima[band * subWindowCount + slot]) }
@@ -108,10 +107,19 @@ struct NoiseWeighting: ~Copyable {
         guard total > 0 else { return nil }
         let share = kept / total
         guard share >= parameters.minimumKeptShare else { return nil }
-        // 3) The weights, bin by bin.
+        // 3) Each band's weight over its bins, eight at a time.
         for band in 0..<bandCount {
-            let weight = bandWeights[band]
-            for bin in bandEdges[band]..<bandEdges[band + 1] { powers[bin].0 *= weight }
+            let weight = bandWeights[band], end = bandEdges[band + 1]
+            var bin = bandEdges[band]
+            while bin + 8 <= end {
+                let values = UnsafeMutableRawPointer(powers + bin)
+                values.storeBytes(of: values.loadUnaligned(as: SIMD8<Float>.self) * weight, as: SIMD8<Float>.self)
+                bin += 8
+            }
+            while bin < end {
+                powers[bin] *= weight
+                bin += 1
+            }
         }
         return share
     }

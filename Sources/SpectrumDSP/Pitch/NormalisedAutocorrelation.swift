@@ -13,17 +13,34 @@ import SpectrumCore
 /// of O(N·lags). Values are kept as signed squares `r·|r|` (same order, same maxima), so only
 /// the lags around a chosen peak need a square root.
 ///
+/// Each real transform of `fftSize` points is FFTW's complex transform of half as many (the
+/// window's even samples as real parts, its odd ones as imaginary parts) and one pass that
+/// splits or joins the two halves' spectra: FFTW's estimated plans for a real transform of
+/// 4,096 points take ~4.7 µs here, its complex one of 2,048 ~1.7 (docs/accuracy.md, pitch
+/// finding 20). The powers stay in their own buffer, so a second correlation of the same
+/// window (`NoiseWeighting`) weighs them in place without recomputing them.
+///
 /// `init` allocates and plans; the other methods are real-time safe.
 struct NormalisedAutocorrelation: ~Copyable {
     let windowFrames: Int
     let minimumLag: Int
     let maximumLag: Int
     let fftSize: Int
-    /// The window (mean removed), zero-padded: the padding is written once, at `init`.
+    /// The window (mean removed), zero-padded: the padding is written once, at `init`. The
+    /// forward transform reads it as `fftSize / 2` complex points.
     private let input: UnsafeMutablePointer<Float>
-    /// The correlation numerators per lag (× fftSize), from the inverse transform.
+    /// The correlation numerators per lag (× fftSize), from the inverse transform, which writes
+    /// them as `fftSize / 2` complex points.
     private let numerators: UnsafeMutablePointer<Float>
-    private let spectrum: UnsafeMutablePointer<fftwf_complex>
+    /// The half-size transforms' spectrum (`fftSize / 2` points): the forward one's output,
+    /// the inverse one's input.
+    private let halfSpectrum: UnsafeMutablePointer<fftwf_complex>
+    /// cos and sin of 2πk / fftSize for k in 0 ... fftSize / 4: the twiddles that split and
+    /// join the half-size spectra.
+    private let cosines: RealtimeBuffer
+    private let sines: RealtimeBuffer
+    /// The window's power per bin (`fftSize / 2 + 1` bins).
+    private let powerBuffer: RealtimeBuffer
     private let forward: OpaquePointer
     private let inverse: OpaquePointer
     /// r·|r| per lag, for lags 1 ... maximumLag + 1.
@@ -45,17 +62,28 @@ struct NormalisedAutocorrelation: ~Copyable {
         windowFrames = Int((Self.windowPeriods * Double(maximumLag)).rounded(.up))
         // Linear (not circular) correlation up to lag maximumLag + 1 needs window + lag points.
         let size = Self.fastFFTSize(atLeast: windowFrames + maximumLag + 2)
+        precondition(size % 4 == 0, "the half-size transforms need a size divisible by 4")
         fftSize = size
+        let half = size / 2
         input = fftwf_alloc_real(size)
         numerators = fftwf_alloc_real(size)
-        spectrum = fftwf_alloc_complex(size / 2 + 1)
-        // FFTW_PRESERVE_INPUT is already the default of an out-of-place r2c transform: `correlate`
-        // relies on it.
-        forward = fftwf_plan_dft_r2c_1d(Int32(size), input, spectrum, fftwPlanningFlags | UInt32(FFTW_PRESERVE_INPUT))
-        inverse = fftwf_plan_dft_c2r_1d(Int32(size), spectrum, numerators, fftwPlanningFlags)
+        halfSpectrum = fftwf_alloc_complex(half)
+        // The real buffers as complex points (FFTW alone reads and writes them so).
+        let inputPoints = UnsafeMutablePointer<fftwf_complex>(OpaquePointer(input))
+        let numeratorPoints = UnsafeMutablePointer<fftwf_complex>(OpaquePointer(numerators))
+        // `correlate` relies on the forward transform keeping `input` (FFTW_PRESERVE_INPUT).
+        forward = fftwf_plan_dft_1d(Int32(half), inputPoints, halfSpectrum, FFTW_FORWARD, fftwPlanningFlags | UInt32(FFTW_PRESERVE_INPUT))
+        inverse = fftwf_plan_dft_1d(Int32(half), halfSpectrum, numeratorPoints, FFTW_BACKWARD, fftwPlanningFlags)
         input.initialize(repeating: 0, count: size)
         numerators.initialize(repeating: 0, count: size)
-        spectrum.initialize(repeating: (0, 0), count: size / 2 + 1)
+        halfSpectrum.initialize(repeating: (0, 0), count: half)
+        cosines = RealtimeBuffer(count: size / 4 + 1)
+        sines = RealtimeBuffer(count: size / 4 + 1)
+        for bin in 0...(size / 4) {
+            cosines[bin] = Float(cos(2 * Double.pi * Double(bin) / Double(size)))
+            sines[bin] = Float(sin(2 * Double.pi * Double(bin) / Double(size)))
+        }
+        powerBuffer = RealtimeBuffer(count: half + 1)
         signedSquares = RealtimeBuffer(count: maximumLag + 2)
         energyProducts = RealtimeBuffer(count: maximumLag + 2)
     }
@@ -65,11 +93,12 @@ struct NormalisedAutocorrelation: ~Copyable {
     /// two, so a window just over a power of two does not pay for twice the points (the short
     /// window at 48 kHz needs 1,026: both transforms of 1,152 points take ~2.2 µs, of 2,048
     /// ~4.4; 2,304 ~5.5 against ~9.5 for 4,096). Other sizes measured slower (3·2ᵏ, 1,280, and
-    /// 5-smooth sizes such as 1,080 or 4,050). Any thread.
+    /// 5-smooth sizes such as 1,080 or 4,050). From 36 points up (9 and 18 are not divisible by
+    /// 4, which the half-size transforms need; windows that short do not occur). Any thread.
     static func fastFFTSize(atLeast frames: Int) -> Int {
         var power = 1
         while power < frames { power <<= 1 }
-        var nineTimes = 9
+        var nineTimes = 36
         while nineTimes < frames { nineTimes <<= 1 }
         return min(power, nineTimes)
     }
@@ -79,7 +108,7 @@ struct NormalisedAutocorrelation: ~Copyable {
         fftwf_destroy_plan(inverse)
         fftwf_free(input)
         fftwf_free(numerators)
-        fftwf_free(spectrum)
+        fftwf_free(halfSpectrum)
     }
 
     /// Takes the newest window of `history` with its mean removed; returns the mean and the
@@ -88,7 +117,7 @@ struct NormalisedAutocorrelation: ~Copyable {
     func load(_ history: borrowing SampleHistory) -> (mean: Float, energy: Float) {
         let count = windowFrames
         let runs = history.latestRuns(count)
-        let sum = Self.sum(runs.first, count: runs.firstCount) + Self.sum(runs.second, count: runs.secondCount)
+        let sum = realtimeSum(runs.first, count: runs.firstCount) + realtimeSum(runs.second, count: runs.secondCount)
         let mean = sum / Float(count)
         for index in 0..<runs.firstCount { input[index] = runs.first[index] - mean }
         for index in 0..<runs.secondCount { input[runs.firstCount + index] = runs.second[index] - mean }
@@ -102,28 +131,9 @@ struct NormalisedAutocorrelation: ~Copyable {
         realtimeDotProduct(input + start, input + start, count: count)
     }
 
-    /// The sum of `count` values in eight lanes: a single running sum is one dependent add per
-    /// sample (the compiler may not reorder float additions), which made this loop a sizeable
-    /// share of the tuner's cost. Real-time safe.
-    @inline(__always) @_noLocks
-    private static func sum(_ values: UnsafePointer<Float>, count: Int) -> Float {
-        var lanes = SIMD8<Float>(repeating: 0)
-        var index = 0
-        while index + 8 <= count {
-            lanes += UnsafeRawPointer(values + index).loadUnaligned(as: SIMD8<Float>.self)
-            index += 8
-        }
-        var total = lanes.sum()
-        while index < count {
-            total += values[index]
-            index += 1
-        }
-        return total
-    }
-
     /// The correlation of the loaded window (`energy` from `load`) at every lag; copies the
-    /// forward spectrum (`fftSize / 2 + 1` bins) to `spectrumCopy` before it is squared.
-    /// Returns the highest signed square in minimumLag...maximumLag. Real-time safe.
+    /// forward spectrum (`fftSize / 2 + 1` bins) to `spectrumCopy`. Returns the highest signed
+    /// square in minimumLag...maximumLag. Real-time safe.
     @_noLocks
     func correlate(energy: Float, spectrumCopy: UnsafeMutablePointer<fftwf_complex>?) -> Float {
         transform(energy: energy, spectrumCopy: spectrumCopy)
@@ -134,55 +144,71 @@ struct NormalisedAutocorrelation: ~Copyable {
     /// weigh before `correlatePowers`. Real-time safe.
     @_noLocks
     func transform(energy: Float, spectrumCopy: UnsafeMutablePointer<fftwf_complex>?) {
-        let count = windowFrames, lastLag = maximumLag + 1, lastBin = fftSize / 2
-        // Numerators for every lag: |FFT|², inverse FFT (× fftSize). The forward transform keeps
-        // `input` (FFTW_PRESERVE_INPUT), which the energies below still read.
+        let count = windowFrames, lastLag = maximumLag + 1, half = fftSize / 2, quarter = fftSize / 4
+        // The half-size transform of the window's sample pairs; it keeps `input`
+        // (FFTW_PRESERVE_INPUT), which the energies below still read.
         let forward = self.forward
         _unsafePerformance { fftwf_execute(forward) }
-        if let spectrumCopy { for bin in 0...lastBin { spectrumCopy[bin] = spectrum[bin] } }
+        // Bins k and half − k from points k and half − k of the half-size spectrum Z: the even
+        // samples' spectrum E = (Z[k] + Z*[half − k]) / 2, the odd ones' O = (Z[k] − Z*[half − k]) / 2i,
+        // X[k] = E + w·O and X[half − k] = (E − w·O)* with w = e^(−2πik / fftSize).
+        let spectrum = UnsafeMutableRawPointer(halfSpectrum), powers = powerBuffer.base
+        let (zeroReal, zeroImaginary) = halfSpectrum[0]
+        powers[0] = (zeroReal + zeroImaginary) * (zeroReal + zeroImaginary)
+        powers[half] = (zeroReal - zeroImaginary) * (zeroReal - zeroImaginary)
+        spectrumCopy?[0] = (zeroReal + zeroImaginary, 0)
+        spectrumCopy?[half] = (zeroReal - zeroImaginary, 0)
+        // Four bins at a time (and their four mirrors, in reverse order).
+        let copy = spectrumCopy.map { UnsafeMutableRawPointer($0) }
+        var bin = 1
+        while bin + 3 <= quarter {
+            let points = spectrum.loadUnaligned(fromByteOffset: bin * 8, as: SIMD8<Float>.self)
+            let mirrors = Self.reversedPoints(spectrum.loadUnaligned(fromByteOffset: (half - bin - 3) * 8, as: SIMD8<Float>.self))
+            let real = points.evenHalf, imaginary = points.oddHalf, mirrorReal = mirrors.evenHalf, mirrorImaginary = mirrors.oddHalf
+            let evenReal = 0.5 * (real + mirrorReal), evenImaginary = 0.5 * (imaginary - mirrorImaginary)
+            let oddReal = 0.5 * (imaginary + mirrorImaginary), oddImaginary = 0.5 * (mirrorReal - real)
+            let cosine = UnsafeRawPointer(cosines.base + bin).loadUnaligned(as: SIMD4<Float>.self)
+            let sine = UnsafeRawPointer(sines.base + bin).loadUnaligned(as: SIMD4<Float>.self)
+            // w·O with w = cos − i·sin.
+            let turnedReal = cosine * oddReal + sine * oddImaginary, turnedImaginary = cosine * oddImaginary - sine * oddReal
+            let lowReal = evenReal + turnedReal, lowImaginary = evenImaginary + turnedImaginary
+            let highReal = evenReal - turnedReal, highImaginary = turnedImaginary - evenImaginary
+            UnsafeMutableRawPointer(powers + bin).storeBytes(of: lowReal * lowReal + lowImaginary * lowImaginary, as: SIMD4<Float>.self)
+            UnsafeMutableRawPointer(powers + half - bin - 3).storeBytes(of: Self.reversed(highReal * highReal + highImaginary * highImaginary), as: SIMD4<Float>.self)
+            if let copy {
+                copy.storeBytes(of: Self.interleaved(lowReal, lowImaginary), toByteOffset: bin * 8, as: SIMD8<Float>.self)
+                copy.storeBytes(of: Self.reversedPoints(Self.interleaved(highReal, highImaginary)), toByteOffset: (half - bin - 3) * 8, as: SIMD8<Float>.self)
+            }
+            bin += 4
+        }
+        while bin <= quarter {
+            let (real, imaginary) = halfSpectrum[bin], (mirrorReal, mirrorImaginary) = halfSpectrum[half - bin]
+            let evenReal = 0.5 * (real + mirrorReal), evenImaginary = 0.5 * (imaginary - mirrorImaginary)
+            let oddReal = 0.5 * (imaginary + mirrorImaginary), oddImaginary = 0.5 * (mirrorReal - real)
+            let cosine = cosines[bin], sine = sines[bin]
+            let turnedReal = cosine * oddReal + sine * oddImaginary, turnedImaginary = cosine * oddImaginary - sine * oddReal
+            let lowReal = evenReal + turnedReal, lowImaginary = evenImaginary + turnedImaginary
+            let highReal = evenReal - turnedReal, highImaginary = turnedImaginary - evenImaginary
+            powers[bin] = lowReal * lowReal + lowImaginary * lowImaginary
+            powers[half - bin] = highReal * highReal + highImaginary * highImaginary
+            spectrumCopy?[bin] = (lowReal, lowImaginary)
+            spectrumCopy?[half - bin] = (highReal, highImaginary)
+            bin += 1
+        }
         // Energies of the overlapping segments per lag, updated incrementally (Double: for long
-        // lags they differ by tiny amounts), in one loop with the first bins' powers: each
-        // energy waits for the one before, and the powers fill those waits (lastLag < lastBin:
-        // the size holds the window and the lags).
+        // lags they differ by tiny amounts).
         var left = Double(energy), right = Double(energy)
         for lag in 1...lastLag {
             let leaving = Double(input[count - lag]), entering = Double(input[lag - 1])
             left -= leaving * leaving      // E[0 ..< n−L]
             right -= entering * entering   // E[L ..< n]
             energyProducts[lag] = Float(max(left, 0) * max(right, 0))
-            let (real, imaginary) = spectrum[lag - 1]
-            spectrum[lag - 1] = (real * real + imaginary * imaginary, 0)
-        }
-        // The other bins' powers, four bins at a time.
-        var bin = lastLag
-        while bin + 4 <= lastBin + 1 {
-            let pairs = UnsafeMutableRawPointer(spectrum + bin)
-            let squares = pairs.loadUnaligned(as: SIMD8<Float>.self) * pairs.loadUnaligned(as: SIMD8<Float>.self)
-            let powers = squares.evenHalf + squares.oddHalf
-            pairs.storeBytes(of: SIMD8(powers[0], 0, powers[1], 0, powers[2], 0, powers[3], 0), as: SIMD8<Float>.self)
-            bin += 4
-        }
-        while bin <= lastBin {
-            let (real, imaginary) = spectrum[bin]
-            spectrum[bin] = (real * real + imaginary * imaginary, 0)
-            bin += 1
         }
     }
 
-    /// The power per bin (`.0`; `fftSize / 2 + 1` bins) between `transform` (or
-    /// `loadPowers`) and `correlatePowers`. Real-time safe.
-    var powers: UnsafeMutablePointer<fftwf_complex> { @_noLocks get { spectrum } }
-
-    /// Puts the powers of `spectrumCopy` (the copy `transform` made of this window's
-    /// spectrum) back into `powers`, for a second correlation of the same window (the inverse
-    /// transform consumed them). Real-time safe.
-    @_noLocks
-    func loadPowers(of spectrumCopy: UnsafePointer<fftwf_complex>) {
-        for bin in 0...(fftSize / 2) {
-            let (real, imaginary) = spectrumCopy[bin]
-            spectrum[bin] = (real * real + imaginary * imaginary, 0)
-        }
-    }
+    /// The power per bin (`fftSize / 2 + 1` bins) from `transform`, which `correlatePowers`
+    /// reads and keeps: the caller may weigh them in place before it. Real-time safe.
+    var powers: UnsafeMutablePointer<Float> { @_noLocks get { powerBuffer.base } }
 
     /// `correlate`'s second half, on `powers` as the caller left them: `keptShare` is the share
     /// of the window's power that weights kept (1 = unweighted), by which the segments'
@@ -191,7 +217,34 @@ struct NormalisedAutocorrelation: ~Copyable {
     /// minimumLag...maximumLag. Real-time safe.
     @_noLocks
     func correlatePowers(keptShare: Float) -> Float {
-        let lastLag = maximumLag + 1
+        let lastLag = maximumLag + 1, half = fftSize / 2, quarter = fftSize / 4
+        // The powers P (real, even) joined into the half-size spectrum whose inverse transform
+        // holds the numerators' even lags as real parts and the odd ones as imaginary parts:
+        // Z[k] = (P[k] + P[half − k]) + i·v·(P[k] − P[half − k]) with v = e^(2πik / fftSize), and
+        // Z[half − k] likewise (its v is −v*).
+        let spectrum = UnsafeMutableRawPointer(halfSpectrum), powers = powerBuffer.base
+        halfSpectrum[0] = (powers[0] + powers[half], powers[0] - powers[half])
+        // Four bins at a time (and their four mirrors, in reverse order).
+        var bin = 1
+        while bin + 3 <= quarter {
+            let low = UnsafeRawPointer(powers + bin).loadUnaligned(as: SIMD4<Float>.self)
+            let high = Self.reversed(UnsafeRawPointer(powers + half - bin - 3).loadUnaligned(as: SIMD4<Float>.self))
+            let sum = low + high, difference = low - high
+            let cosine = UnsafeRawPointer(cosines.base + bin).loadUnaligned(as: SIMD4<Float>.self)
+            let sine = UnsafeRawPointer(sines.base + bin).loadUnaligned(as: SIMD4<Float>.self)
+            let imaginary = cosine * difference
+            spectrum.storeBytes(of: Self.interleaved(sum - sine * difference, imaginary), toByteOffset: bin * 8, as: SIMD8<Float>.self)
+            spectrum.storeBytes(of: Self.reversedPoints(Self.interleaved(sum + sine * difference, imaginary)),
+                                toByteOffset: (half - bin - 3) * 8, as: SIMD8<Float>.self)
+            bin += 4
+        }
+        while bin <= quarter {
+            let sum = powers[bin] + powers[half - bin], difference = powers[bin] - powers[half - bin]
+            let cosine = cosines[bin], sine = sines[bin]
+            halfSpectrum[bin] = (sum - sine * difference, cosine * difference)
+            halfSpectrum[half - bin] = (sum + sine * difference, cosine * difference)
+            bin += 1
+        }
         let inverse = self.inverse
         _unsafePerformance { fftwf_execute(inverse) }
         // Signed squares r·|r| = acf·|acf| / (E_left·E_right), eight lags at a time (a division
@@ -215,6 +268,22 @@ struct NormalisedAutocorrelation: ~Copyable {
             lag += 1
         }
         return highestSignedSquare()
+    }
+
+    /// Four values in reverse order.
+    @inline(__always) @_noLocks
+    private static func reversed(_ values: SIMD4<Float>) -> SIMD4<Float> { SIMD4(values[3], values[2], values[1], values[0]) }
+
+    /// Four complex points (real, imaginary pairs) in reverse order.
+    @inline(__always) @_noLocks
+    private static func reversedPoints(_ points: SIMD8<Float>) -> SIMD8<Float> {
+        SIMD8(points[6], points[7], points[4], points[5], points[2], points[3], points[0], points[1])
+    }
+
+    /// Four complex points from their real and imaginary parts.
+    @inline(__always) @_noLocks
+    private static func interleaved(_ real: SIMD4<Float>, _ imaginary: SIMD4<Float>) -> SIMD8<Float> {
+        SIMD8(real[0], imaginary[0], real[1], imaginary[1], real[2], imaginary[2], real[3], imaginary[3])
     }
 
     /// The highest signed square in minimumLag...maximumLag (−1 if all are lower), eight lags at a time.

@@ -262,7 +262,6 @@ struct PitchDetector: ~Copyable {
         // Not when the short window reads a note: its newest 14.7 ms are then a clean note
         // after something else (noise that has just stopped), not a note in steady noise.
         if lag == nil, shortEstimate == nil {
-            long.loadPowers(of: kept)
             if let share = noiseWeighting.weigh(long.powers) {
                 keptShare = share
                 highest = long.correlatePowers(keptShare: share)
