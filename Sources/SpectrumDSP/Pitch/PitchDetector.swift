@@ -55,6 +55,16 @@ struct PitchDetector: ~Copyable {
     /// dying (`isStroke`).
     private let strokeMaximumCorrelation: Float
     private let strokeEnergyFallDecibels: Float
+    /// `membraneFundamentalShare` and `membraneAperiodicShare`: what makes a window a struck
+    /// membrane ringing (`isMembrane`).
+    private let membraneFundamentalShare: Float
+    private let membraneAperiodicShare: Float
+    /// `membraneDecayDecibelsPerSecond` as a ratio of window energies over the decay look-back.
+    private let membraneEnergyRatio: Float
+    /// Half the width of the fundamental's main lobe in the long window's spectrum, in Hz: two
+    /// resolution widths (sample rate / window frames) of its rectangular window, which hold
+    /// 95 % of a steady sinusoid's energy (at most half the pitch: less).
+    private let membraneLobeHalfWidthHz: Float
     /// The pitch read when the sound's energy last rose (or its pitch jumped), and on the hop
     /// before this one (0 = none: that hop read no pitch at all).
     private var glideStartHz: Float = 0
@@ -187,6 +197,9 @@ struct PitchDetector: ~Copyable {
         fallingPitchEnergyRatio = Float(pow(10, -configuration.fallingPitchDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         strokeMaximumCorrelation = Float(configuration.strokeMaximumCorrelation)
         strokeEnergyFallDecibels = Float(configuration.strokeEnergyFallDecibels)
+        membraneFundamentalShare = Float(configuration.membraneFundamentalShare)
+        membraneAperiodicShare = Float(configuration.membraneAperiodicShare)
+        membraneEnergyRatio = Float(pow(10, -configuration.membraneDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
@@ -196,6 +209,7 @@ struct PitchDetector: ~Copyable {
         pastFrequencies = RealtimeBuffer(count: phaseSpanHops + 1)
         let windowFrames = long.windowFrames
         hannWindow = RealtimeBuffer(count: windowFrames)
+        membraneLobeHalfWidthHz = 2 * Float(sampleRateHz) / Float(windowFrames)
         for index in 0..<windowFrames {
             hannWindow[index] = Float(0.5 - 0.5 * cos(2 * Double.pi * (Double(index) + 0.5) / Double(windowFrames)))
         }
@@ -289,7 +303,9 @@ struct PitchDetector: ~Copyable {
         let halvesStep = halvesStepDecibels(periodFrames: periodFrames)
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
               !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
-              !isStroke(correlation: top, halvesStepDecibels: halvesStep) else { return unvoiced() }
+              !isStroke(correlation: top, halvesStepDecibels: halvesStep),
+              !(energy < earlierEnergy * membraneEnergyRatio
+                && isMembrane(correlation: top, frequencyHz: frequencyHz, spectrum: kept, energy: energy)) else { return unvoiced() }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
         //    note has settled over the whole long window.
         var windowDifferenceCents = Float.infinity
@@ -501,6 +517,30 @@ struct PitchDetector: ~Copyable {
     @_noLocks
     private func isStroke(correlation: Float, halvesStepDecibels step: Float) -> Bool {
         correlation < strokeMaximumCorrelation && -step > strokeEnergyFallDecibels
+    }
+
+    /// Whether the window is a struck membrane ringing (a tom's body) rather than a note: its
+    /// fundamental holds more than `membraneFundamentalShare` of its energy, and of the rest,
+    /// more than `membraneAperiodicShare` does not repeat at the period (1 − r, `correlation`,
+    /// is the window's aperiodic share). A tom's body is a near-pure tone whose other modes are
+    /// inharmonic (a membrane's: 1.59, 2.14, 2.30 × f0) and whose stick noise does not repeat;
+    /// a plucked or struck string's energy beyond its fundamental lies at harmonics, which
+    /// repeat at the period. The fundamental's share is read from the long window's spectrum
+    /// (`spectrum`, before squaring; `energy` its window's sum of squares): the bins within
+    /// `membraneLobeHalfWidthHz` (at most half the pitch) of `frequencyHz`.
+    @_noLocks
+    private func isMembrane(correlation: Float, frequencyHz: Float, spectrum: UnsafePointer<fftwf_complex>, energy: Float) -> Bool {
+        guard membraneFundamentalShare > 0, energy > 0, correlation < 1 else { return false }
+        let binHz = sampleRateHz / Float(long.fftSize), lastBin = long.fftSize / 2 - 1
+        let halfWidthHz = min(membraneLobeHalfWidthHz, frequencyHz / 2)
+        let lowest = max(1, Int(_unsafePerformance { ceilf((frequencyHz - halfWidthHz) / binHz) }))
+        let highest = min(lastBin, Int((frequencyHz + halfWidthHz) / binHz))
+        guard lowest <= highest else { return false }
+        var fundamental: Float = 0
+        for bin in lowest...highest { fundamental += power(spectrum[bin]) }
+        // Parseval for the unnormalised real transform: the bins between DC and Nyquist count twice.
+        let share = min(1, 2 * fundamental / (Float(long.fftSize) * energy))
+        return share > membraneFundamentalShare && 1 - correlation > membraneAperiodicShare * (1 - share)
     }
 
     /// Whether the pitch read this hop, `frequencyHz`, is a drum's body gliding down as it rings:
