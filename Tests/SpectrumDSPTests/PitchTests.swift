@@ -474,6 +474,41 @@ import SpectrumCore
         }
     }
 
+    /// Crash cymbals: dense inharmonic partials (15 between 1.8 and 3 kHz, as the held-out
+    /// TimGM6mb crash that reads 2.24–2.29 kHz; 60 between 300 Hz and 8 kHz), the higher ones
+    /// dying faster, after a stick's click, struck every second. A cluster of partials repeats
+    /// at some common period for a few hops, and nothing in the tuner's drum terms refuses it:
+    /// its fundamental share is low (not a membrane) and its energy holds within the window
+    /// (not a stroke dying). A known issue (docs/accuracy.md, Pitch, finding 21): 157–178 and
+    /// 66–70 of their 180 frames read, with the membrane term and without it alike.
+    @Test(arguments: sampleRates)
+    func crashCymbalsGiveNoNote(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        for (count, lowestHz, highestHz, seed) in [(15, 1800.0, 3000.0, UInt64(5)), (60, 300, 8000, 1)] {
+            var generator = SeededGenerator(seed: seed)
+            let partials = (0..<count).map { _ in
+                (frequencyHz: exp(Double.random(in: log(lowestHz)...log(highestHz), using: &generator)),
+                 amplitude: Double.random(in: 0.2...1, using: &generator) / Double(count).squareRoot(),
+                 phase: Double.random(in: 0...(2 * .pi), using: &generator))
+            }
+            let interval = Int(sampleRateHz)
+            let signal = (0..<(3 * interval)).map { index -> Float in
+                let seconds = Double(index % interval) / sampleRateHz
+                var value = 0.5 * exp(-seconds / 0.003) * Double.random(in: -1...1, using: &generator)
+                for partial in partials {
+                    let decay = 20 * (partial.frequencyHz / 2000).squareRoot()
+                    value += partial.amplitude * pow(10, -decay * seconds / 20) * sin(2 * .pi * partial.frequencyHz * seconds + partial.phase)
+                }
+                return Float(0.5 * value)
+            }
+            analyzer.reset()
+            let voiced = OfflineDriver.frames(&analyzer, signal: signal).filter { $0.pitch.hasNote }.count
+            withKnownIssue("a crash's cluster of partials repeats for a few hops and reads as a note") {
+                #expect(voiced == 0, "crash (\(count) partials, \(lowestHz)–\(highestHz) Hz) at \(sampleRateHz) Hz: \(voiced) frames had a note")
+            }
+        }
+    }
+
     /// The membrane term's price, at the toms' pitches: struck and plucked notes that decay as
     /// fast, with a fundamental as dominant — a marimba-like bar (its tuned overtone at 4 × f0,
     /// 20 dB down, and a mallet's click), and a plucked string whose harmonics die fast (a bass
