@@ -6,8 +6,8 @@ import SpectrumCore
 /// itself is `NormalisedAutocorrelation`).
 ///
 /// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay, a hit in the
-/// window, an aperiodic stroke dying in it, a pitch falling since the last energy rise: a
-/// drum), the first key
+/// window, an aperiodic stroke dying in it, a near-pure decaying membrane whose other energy
+/// does not repeat, a pitch falling since the last energy rise: a drum), the first key
 /// maximum of the correlation of the long window (2.2 periods of the lowest note) and the reading of a
 /// short window (2.2 periods of 150 Hz, the newest 14.7 ms), one scored octave decision among
 /// the first key maximum, its octave below (or the held note there), its octave above (a note
@@ -55,11 +55,11 @@ struct PitchDetector: ~Copyable {
     /// dying (`isStroke`).
     private let strokeMaximumCorrelation: Float
     private let strokeEnergyFallDecibels: Float
-    /// `membraneFundamentalShare` and `membraneAperiodicShare`: what makes a window a struck
+    /// `membraneFundamentalShare`, `membraneAperiodicShare` and `membraneDecayDecibelsPerSecond`
+    /// (as a ratio of window energies over the decay look-back): what makes a window a struck
     /// membrane ringing (`isMembrane`).
     private let membraneFundamentalShare: Float
     private let membraneAperiodicShare: Float
-    /// `membraneDecayDecibelsPerSecond` as a ratio of window energies over the decay look-back.
     private let membraneEnergyRatio: Float
     /// Half the width of the fundamental's main lobe in the long window's spectrum, in Hz: two
     /// resolution widths (sample rate / window frames) of its rectangular window, which hold
@@ -208,8 +208,8 @@ struct PitchDetector: ~Copyable {
         pastSpectra.initialize(repeating: (0, 0), count: bins * (phaseSpanHops + 1))
         pastFrequencies = RealtimeBuffer(count: phaseSpanHops + 1)
         let windowFrames = long.windowFrames
-        hannWindow = RealtimeBuffer(count: windowFrames)
         membraneLobeHalfWidthHz = 2 * Float(sampleRateHz) / Float(windowFrames)
+        hannWindow = RealtimeBuffer(count: windowFrames)
         for index in 0..<windowFrames {
             hannWindow[index] = Float(0.5 - 0.5 * cos(2 * Double.pi * (Double(index) + 0.5) / Double(windowFrames)))
         }
@@ -304,8 +304,9 @@ struct PitchDetector: ~Copyable {
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
               !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
               !isStroke(correlation: top, halvesStepDecibels: halvesStep),
-              !(energy < earlierEnergy * membraneEnergyRatio
-                && isMembrane(correlation: top, frequencyHz: frequencyHz, spectrum: kept, energy: energy)) else { return unvoiced() }
+              !isMembrane(correlation: top, frequencyHz: frequencyHz, spectrum: kept, energy: energy, earlierEnergy: earlierEnergy) else {
+            return unvoiced()
+        }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
         //    note has settled over the whole long window.
         var windowDifferenceCents = Float.infinity
@@ -520,17 +521,23 @@ struct PitchDetector: ~Copyable {
     }
 
     /// Whether the window is a struck membrane ringing (a tom's body) rather than a note: its
-    /// fundamental holds more than `membraneFundamentalShare` of its energy, and of the rest,
-    /// more than `membraneAperiodicShare` does not repeat at the period (1 − r, `correlation`,
-    /// is the window's aperiodic share). A tom's body is a near-pure tone whose other modes are
-    /// inharmonic (a membrane's: 1.59, 2.14, 2.30 × f0) and whose stick noise does not repeat;
-    /// a plucked or struck string's energy beyond its fundamental lies at harmonics, which
-    /// repeat at the period. The fundamental's share is read from the long window's spectrum
-    /// (`spectrum`, before squaring; `energy` its window's sum of squares): the bins within
-    /// `membraneLobeHalfWidthHz` (at most half the pitch) of `frequencyHz`.
+    /// energy falls over the decay look-back (`energy` against `earlierEnergy`, faster than
+    /// `membraneEnergyRatio` allows), its fundamental holds more than `membraneFundamentalShare`
+    /// of that energy, and of the rest, more than `membraneAperiodicShare` does not repeat at
+    /// the period (1 − r, `correlation`, is the window's aperiodic share). A tom's body is a
+    /// near-pure tone whose other modes are inharmonic (a membrane's: 1.59, 2.14, 2.30 × f0) and
+    /// whose stick noise does not repeat; a plucked or struck string's energy beyond its
+    /// fundamental lies at harmonics, which repeat at the period. The fundamental's share is
+    /// read from the long window's spectrum (`spectrum`, before squaring; `energy` its window's
+    /// sum of squares): the bins within `membraneLobeHalfWidthHz` (at most half the pitch) of
+    /// `frequencyHz`. The rectangular window's leakage leaves a pure tone's share at ≤ 0.95, so
+    /// the energy beyond the fundamental never reads under ~5 %: a pure note's vibrato or decay
+    /// does not make it a membrane. The decay keeps a singer's legato step (the last note still
+    /// in the window, a second tone that does not repeat at the new period) a note.
     @_noLocks
-    private func isMembrane(correlation: Float, frequencyHz: Float, spectrum: UnsafePointer<fftwf_complex>, energy: Float) -> Bool {
-        guard membraneFundamentalShare > 0, energy > 0, correlation < 1 else { return false }
+    private func isMembrane(correlation: Float, frequencyHz: Float, spectrum: UnsafePointer<fftwf_complex>,
+                            energy: Float, earlierEnergy: Float) -> Bool {
+        guard membraneFundamentalShare > 0, energy < earlierEnergy * membraneEnergyRatio, energy > 0, correlation < 1 else { return false }
         let binHz = sampleRateHz / Float(long.fftSize), lastBin = long.fftSize / 2 - 1
         let halfWidthHz = min(membraneLobeHalfWidthHz, frequencyHz / 2)
         let lowest = max(1, Int(_unsafePerformance { ceilf((frequencyHz - halfWidthHz) / binHz) }))
