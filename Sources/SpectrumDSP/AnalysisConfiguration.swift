@@ -150,6 +150,26 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// 5 took frames of notes in pink noise at 0 dB SNR on the tuning part. (A rise as well, a
     /// stroke arriving, took violin, cello and guitar attacks: not counted.)
     public var strokeEnergyFallDecibels: Double = 6
+    /// A window is a struck membrane ringing (a tom's body), not a note, when its fundamental
+    /// (the spectral main lobe about the pitch read) holds more than this share of its energy
+    /// while the rest does not repeat at the period (`membraneAperiodicShare`): a tom's body is
+    /// a near-pure tone whose overtones are inharmonic (a membrane's modes, 1.59, 2.14, 2.30 ×
+    /// f0), while a plucked or struck string's energy beyond its fundamental lies at harmonics
+    /// and repeats. Chosen on the tuning part (docs/accuracy.md, Pitch, finding 21). 0 = off.
+    public var membraneFundamentalShare: Double = 0.8
+    /// The share of a window's energy beyond its fundamental that must fail to repeat at the
+    /// period, (1 − r) / (1 − fundamental share), for a near-pure window to be a membrane
+    /// (`membraneFundamentalShare`). A note's overtones repeat (the tuning part's correct clean
+    /// estimates under 400 Hz: 0.014 median, 0.2 at the 95th percentile); in loud noise the
+    /// noise does not, hence a high share: 0.5 took frames of notes in pink noise at 10 dB SNR
+    /// (docs/accuracy.md, Pitch, finding 21).
+    public var membraneAperiodicShare: Double = 0.8
+    /// A membrane decays: a near-pure window is one only while its energy falls faster than
+    /// this (dB/s, over the decay look-back of ~50 ms). A singer's legato step (the last note
+    /// still in the window, a second tone that does not repeat at the new period) keeps its
+    /// energy; 0: the energy falls at all (without this condition voice oohs lost 23 clean
+    /// frames on the tuning part; docs/accuracy.md, Pitch, finding 21).
+    public var membraneDecayDecibelsPerSecond: Double = 0
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
     /// Semitones the player's written note lies above the sounding one (B♭ instrument: 2, E♭

@@ -417,6 +417,130 @@ import SpectrumCore
         }
     }
 
+    /// A struck membrane: a body at `restingHz` gliding down from `glideCents` above it with time
+    /// constant `glideSeconds` and wobbling ±`wobbleCents` at 7 Hz, its other modes (1.59, 2.14,
+    /// 2.30, 2.65 × f0, 14 dB under the body each) and a stick's click, struck every
+    /// `intervalSeconds`, all modes decaying together at `decayDecibelsPerSecond`.
+    static func membraneStrokes(restingHz: Double, glideCents: Double, glideSeconds: Double, wobbleCents: Double,
+                                decayDecibelsPerSecond: Double, strokes: Int, intervalSeconds: Double,
+                                sampleRateHz: Double, seed: UInt64) -> [Float] {
+        var generator = SeededGenerator(seed: seed)
+        let interval = Int(intervalSeconds * sampleRateHz)
+        var phases = [Double](repeating: 0, count: 5)
+        let modes = [1, 1.59, 2.14, 2.30, 2.65], amplitudes = [0.8, 0.16, 0.16, 0.16, 0.16]
+        return (0..<(strokes * interval)).map { index -> Float in
+            let seconds = Double(index % interval) / sampleRateHz
+            if index % interval == 0 { phases = phases.map { _ in 0 } }
+            let cents = glideCents * exp(-seconds / glideSeconds) + wobbleCents * sin(2 * .pi * 7 * seconds)
+            let fundamentalHz = restingHz * pow(2, cents / 1200)
+            let envelope = pow(10, -decayDecibelsPerSecond * seconds / 20)
+            var value = 0.4 * exp(-seconds / 0.005) * Double.random(in: -1...1, using: &generator)
+            for mode in modes.indices {
+                phases[mode] += 2 * .pi * fundamentalHz * modes[mode] / sampleRateHz
+                value += amplitudes[mode] * envelope * sin(phases[mode])
+            }
+            return Float(0.5 * value)
+        }
+    }
+
+    /// Toms ringing on, as the held-out kits' (MuseScore's 126 Hz tom read 3 frames a stroke
+    /// 190–260 ms after it; TimGM6mb's 175 and 164 Hz toms 75–125 ms after it): bodies gliding
+    /// down slowly (200–250 cents with a 0.3 s time constant: under 800 cents/s once read), one
+    /// wobbling ±20 cents as well, decaying at 25–35 dB/s, with a membrane's inharmonic modes
+    /// ringing as long. Neither the falling-pitch term (too slow) nor the decay gate (slower than
+    /// 60 dB/s) refuses them; the membrane term does (`pitch.membrane_fundamental_share`,
+    /// `pitch.membrane_aperiodic_share`, `pitch.membrane_decay_db_per_second`): a near-pure,
+    /// decaying body whose other energy does not repeat at its period. From 100 ms after each
+    /// stroke on nothing is read. Without the term (`membraneFundamentalShare = 0`, as before
+    /// finding 21) 120, 104, 120 and 16 of those 120 frames read (48 kHz). Not covered: an 87 Hz
+    /// body gliding 150 cents read 16 frames either way, a 116 Hz one wobbling ±10 cents 84 → 32
+    /// (docs/accuracy.md, Pitch, finding 21).
+    @Test(arguments: sampleRates)
+    func ringingTomsGiveNoNote(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.6 * hopsPerSecond)
+        for (restingHz, glideCents, wobbleCents, decay) in [(126.0, 250.0, 0.0, 25.0), (126, 250, 20, 25), (175, 200, 0, 35), (164, 250, 0, 35)] {
+            let signal = Self.membraneStrokes(restingHz: restingHz, glideCents: glideCents, glideSeconds: 0.3, wobbleCents: wobbleCents,
+                                              decayDecibelsPerSecond: decay, strokes: 4, intervalSeconds: 0.6,
+                                              sampleRateHz: sampleRateHz, seed: 11)
+            analyzer.reset()
+            let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
+            var late = 0
+            for stroke in 0..<4 {
+                let start = stroke * hopsPerStroke, end = min(readings.count, start + hopsPerStroke)
+                late += readings[min(end, start + Int(0.1 * hopsPerSecond))..<end].filter(\.hasNote).count
+            }
+            #expect(late == 0, "\(restingHz) Hz tom ringing at \(sampleRateHz) Hz: \(late) frames from 100 ms after its strokes had a note")
+        }
+    }
+
+    /// Crash cymbals: dense inharmonic partials (15 between 1.8 and 3 kHz, as the held-out
+    /// TimGM6mb crash that reads 2.24–2.29 kHz; 60 between 300 Hz and 8 kHz), the higher ones
+    /// dying faster, after a stick's click, struck every second. A cluster of partials repeats
+    /// at some common period for a few hops, and nothing in the tuner's drum terms refuses it:
+    /// its fundamental share is low (not a membrane) and its energy holds within the window
+    /// (not a stroke dying). A known issue (docs/accuracy.md, Pitch, finding 21): 157–178 and
+    /// 66–70 of their 180 frames read, with the membrane term and without it alike.
+    @Test(arguments: sampleRates)
+    func crashCymbalsGiveNoNote(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        for (count, lowestHz, highestHz, seed) in [(15, 1800.0, 3000.0, UInt64(5)), (60, 300, 8000, 1)] {
+            var generator = SeededGenerator(seed: seed)
+            let partials = (0..<count).map { _ in
+                (frequencyHz: exp(Double.random(in: log(lowestHz)...log(highestHz), using: &generator)),
+                 amplitude: Double.random(in: 0.2...1, using: &generator) / Double(count).squareRoot(),
+                 phase: Double.random(in: 0...(2 * .pi), using: &generator))
+            }
+            let interval = Int(sampleRateHz)
+            let signal = (0..<(3 * interval)).map { index -> Float in
+                let seconds = Double(index % interval) / sampleRateHz
+                var value = 0.5 * exp(-seconds / 0.003) * Double.random(in: -1...1, using: &generator)
+                for partial in partials {
+                    let decay = 20 * (partial.frequencyHz / 2000).squareRoot()
+                    value += partial.amplitude * pow(10, -decay * seconds / 20) * sin(2 * .pi * partial.frequencyHz * seconds + partial.phase)
+                }
+                return Float(0.5 * value)
+            }
+            analyzer.reset()
+            let voiced = OfflineDriver.frames(&analyzer, signal: signal).filter { $0.pitch.hasNote }.count
+            withKnownIssue("a crash's cluster of partials repeats for a few hops and reads as a note") {
+                #expect(voiced == 0, "crash (\(count) partials, \(lowestHz)–\(highestHz) Hz) at \(sampleRateHz) Hz: \(voiced) frames had a note")
+            }
+        }
+    }
+
+    /// The membrane term's price, at the toms' pitches: struck and plucked notes that decay as
+    /// fast, with a fundamental as dominant — a marimba-like bar (its tuned overtone at 4 × f0,
+    /// 20 dB down, and a mallet's click), and a plucked string whose harmonics die fast (a bass
+    /// or a nylon string with the tone rolled off) — are read from 100 ms after their attack to
+    /// their end, as the right note (the price would be frames without one; their cents are other
+    /// tests' business: without the term as with it the 164 Hz string at 44.1 kHz reads one
+    /// frame over 5 cents off). Their energy beyond the fundamental lies at harmonics and repeats.
+    @Test(arguments: sampleRates)
+    func pureStruckAndPluckedNotesAtTheTomsPitchesAreRead(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopsPerSecond = AnalysisConfiguration().outputRateHz
+        for frequencyHz in [56.0, 87, 126, 164] {
+            for (name, partials) in [("bar", [(1.0, 0.8), (4, 0.08)]), ("string", [(1.0, 0.8), (2, 0.2), (3, 0.1)])] {
+                var generator = SeededGenerator(seed: 3)
+                let silence = [Float](repeating: 0, count: Int(0.25 * sampleRateHz))
+                let note = (0..<Int(0.6 * sampleRateHz)).map { index -> Float in
+                    let seconds = Double(index) / sampleRateHz
+                    var value = 0.3 * exp(-seconds / 0.004) * Double.random(in: -1...1, using: &generator)
+                    for (number, amplitude) in partials {
+                        value += amplitude * pow(10, -30 * number * seconds / 20) * sin(2 * .pi * frequencyHz * number * seconds)
+                    }
+                    return Float(0.5 * value)
+                }
+                analyzer.reset()
+                let readings = OfflineDriver.frames(&analyzer, signal: silence + note).map(\.pitch)
+                let ringing = readings[Int(0.35 * hopsPerSecond)...]
+                let missed = ringing.filter { !$0.hasNote || abs(Self.centsError($0, expectedHz: frequencyHz)) > 50 }.count
+                #expect(missed == 0, "\(name) at \(frequencyHz) Hz, \(sampleRateHz) Hz: \(missed) of \(ringing.count) frames without the note")
+            }
+        }
+    }
+
     /// A plucked string whose pitch follows `centsAt(seconds)` (cents from `baseHz`), with the
     /// partials of `pluckedNotesAfterAPickTransientAreRead` decaying together at
     /// `decayDecibelsPerSecond`.

@@ -6,8 +6,8 @@ import SpectrumCore
 /// itself is `NormalisedAutocorrelation`).
 ///
 /// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay, a hit in the
-/// window, an aperiodic stroke dying in it, a pitch falling since the last energy rise: a
-/// drum), the first key
+/// window, an aperiodic stroke dying in it, a near-pure decaying membrane whose other energy
+/// does not repeat, a pitch falling since the last energy rise: a drum), the first key
 /// maximum of the correlation of the long window (2.2 periods of the lowest note) and the reading of a
 /// short window (2.2 periods of 150 Hz, the newest 14.7 ms), one scored octave decision among
 /// the first key maximum, its octave below (or the held note there), its octave above (a note
@@ -55,6 +55,16 @@ struct PitchDetector: ~Copyable {
     /// dying (`isStroke`).
     private let strokeMaximumCorrelation: Float
     private let strokeEnergyFallDecibels: Float
+    /// `membraneFundamentalShare`, `membraneAperiodicShare` and `membraneDecayDecibelsPerSecond`
+    /// (as a ratio of window energies over the decay look-back): what makes a window a struck
+    /// membrane ringing (`isMembrane`).
+    private let membraneFundamentalShare: Float
+    private let membraneAperiodicShare: Float
+    private let membraneEnergyRatio: Float
+    /// Half the width of the fundamental's main lobe in the long window's spectrum, in Hz: two
+    /// resolution widths (sample rate / window frames) of its rectangular window, which hold
+    /// 95 % of a steady sinusoid's energy (at most half the pitch: less).
+    private let membraneLobeHalfWidthHz: Float
     /// The pitch read when the sound's energy last rose (or its pitch jumped), and on the hop
     /// before this one (0 = none: that hop read no pitch at all).
     private var glideStartHz: Float = 0
@@ -187,6 +197,9 @@ struct PitchDetector: ~Copyable {
         fallingPitchEnergyRatio = Float(pow(10, -configuration.fallingPitchDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         strokeMaximumCorrelation = Float(configuration.strokeMaximumCorrelation)
         strokeEnergyFallDecibels = Float(configuration.strokeEnergyFallDecibels)
+        membraneFundamentalShare = Float(configuration.membraneFundamentalShare)
+        membraneAperiodicShare = Float(configuration.membraneAperiodicShare)
+        membraneEnergyRatio = Float(pow(10, -configuration.membraneDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
@@ -195,6 +208,7 @@ struct PitchDetector: ~Copyable {
         pastSpectra.initialize(repeating: (0, 0), count: bins * (phaseSpanHops + 1))
         pastFrequencies = RealtimeBuffer(count: phaseSpanHops + 1)
         let windowFrames = long.windowFrames
+        membraneLobeHalfWidthHz = 2 * Float(sampleRateHz) / Float(windowFrames)
         hannWindow = RealtimeBuffer(count: windowFrames)
         for index in 0..<windowFrames {
             hannWindow[index] = Float(0.5 - 0.5 * cos(2 * Double.pi * (Double(index) + 0.5) / Double(windowFrames)))
@@ -288,7 +302,10 @@ struct PitchDetector: ~Copyable {
         let halvesStep = halvesStepDecibels(periodFrames: periodFrames)
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
               !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
-              !isStroke(correlation: top, halvesStepDecibels: halvesStep) else { return unvoiced() }
+              !isStroke(correlation: top, halvesStepDecibels: halvesStep),
+              !isMembrane(correlation: top, frequencyHz: frequencyHz, spectrum: kept, energy: energy, earlierEnergy: earlierEnergy) else {
+            return unvoiced()
+        }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
         //    note has settled over the whole long window.
         var windowDifferenceCents = Float.infinity
@@ -500,6 +517,36 @@ struct PitchDetector: ~Copyable {
     @_noLocks
     private func isStroke(correlation: Float, halvesStepDecibels step: Float) -> Bool {
         correlation < strokeMaximumCorrelation && -step > strokeEnergyFallDecibels
+    }
+
+    /// Whether the window is a struck membrane ringing (a tom's body) rather than a note: its
+    /// energy falls over the decay look-back (`energy` against `earlierEnergy`, faster than
+    /// `membraneEnergyRatio` allows), its fundamental holds more than `membraneFundamentalShare`
+    /// of that energy, and of the rest, more than `membraneAperiodicShare` does not repeat at
+    /// the period (1 − r, `correlation`, is the window's aperiodic share). A tom's body is a
+    /// near-pure tone whose other modes are inharmonic (a membrane's: 1.59, 2.14, 2.30 × f0) and
+    /// whose stick noise does not repeat; a plucked or struck string's energy beyond its
+    /// fundamental lies at harmonics, which repeat at the period. The fundamental's share is
+    /// read from the long window's spectrum (`spectrum`, before squaring; `energy` its window's
+    /// sum of squares): the bins within `membraneLobeHalfWidthHz` (at most half the pitch) of
+    /// `frequencyHz`. The rectangular window's leakage leaves a pure tone's share at ≤ 0.95, so
+    /// the energy beyond the fundamental never reads under ~5 %: a pure note's vibrato or decay
+    /// does not make it a membrane. The decay keeps a singer's legato step (the last note still
+    /// in the window, a second tone that does not repeat at the new period) a note.
+    @_noLocks
+    private func isMembrane(correlation: Float, frequencyHz: Float, spectrum: UnsafePointer<fftwf_complex>,
+                            energy: Float, earlierEnergy: Float) -> Bool {
+        guard membraneFundamentalShare > 0, energy < earlierEnergy * membraneEnergyRatio, energy > 0, correlation < 1 else { return false }
+        let binHz = sampleRateHz / Float(long.fftSize), lastBin = long.fftSize / 2 - 1
+        let halfWidthHz = min(membraneLobeHalfWidthHz, frequencyHz / 2)
+        let lowest = max(1, Int(_unsafePerformance { ceilf((frequencyHz - halfWidthHz) / binHz) }))
+        let highest = min(lastBin, Int((frequencyHz + halfWidthHz) / binHz))
+        guard lowest <= highest else { return false }
+        var fundamental: Float = 0
+        for bin in lowest...highest { fundamental += power(spectrum[bin]) }
+        // Parseval for the unnormalised real transform: the bins between DC and Nyquist count twice.
+        let share = min(1, 2 * fundamental / (Float(long.fftSize) * energy))
+        return share > membraneFundamentalShare && 1 - correlation > membraneAperiodicShare * (1 - share)
     }
 
     /// Whether the pitch read this hop, `frequencyHz`, is a drum's body gliding down as it rings:
