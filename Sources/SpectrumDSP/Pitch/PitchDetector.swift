@@ -110,14 +110,15 @@ struct PitchDetector: ~Copyable {
     /// correlation (`NoiseWeighting`): a note in loud noise correlates as the note.
     private var noiseWeighting: NoiseWeighting
 
-    /// The noise floor before any window was quieter: the gate starts at the fixed −60 dBFS
-    /// of old (−66 + 6 dB), so a hum or hiss present from the start is gated as before, and
-    /// falls to the input's floor at its first quieter window (the silence before playing, a
-    /// gap between notes).
+    /// The noise floor before any window was quieter: the gate starts near −64 dBFS (a window
+    /// holding −3 dB of the floor's power above it), so a hum or hiss quieter than that from
+    /// the start is gated, and falls to the input's floor at its first quieter window (the
+    /// silence before playing, a gap between notes).
     static let initialNoiseFloorDecibels: Float = -66
     /// How fast the floor may rise: slowly, so windows that are all noise to the tuner for a
     /// moment (an attack, a chord, a drum hit) do not lift it; a steady hiss 30 dB louder than
-    /// the floor is reached within a minute and stays gated from then on.
+    /// the floor is reached within a minute, and from then on its windows, scattered about
+    /// the floor, mostly end at the gate before the correlation.
     static let noiseFloorRiseDecibelsPerSecond = 0.5
     /// Mains hum is what a reading at a mains frequency is: 50 Hz (Europe, Asia, Africa,
     /// Australia) or 60 Hz (the Americas, part of Japan). A hum's wave repeats at the mains
