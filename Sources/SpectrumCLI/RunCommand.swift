@@ -303,7 +303,7 @@ struct AnalysisOverrides: ParsableArguments {
         if let referenceHz { result.pitch.referenceHz = referenceHz }
         if let gateDecibels {
             result.pitch.silenceGateDecibels = gateDecibels
-            result.pitch.gateAboveNoiseFloorDecibels = 0
+            result.pitch.noiseFloorGate = false
         }
         if let transpose {
             guard let semitones = Transposition.semitones(transpose) else {

@@ -102,14 +102,20 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// file's quantisation noise: the level-independent gate (`gateAboveNoiseFloorDecibels`)
     /// decides above it. A fixed gate (`--gate-db`) sets this and turns that gate off.
     public var silenceGateDecibels: Double = -100
-    /// Windows less than this far above the input's own noise floor have no note (0 = no
-    /// relative gate). The floor follows the least noise a window held down at once and rises
-    /// by 0.5 dB/s; a window's noise is the part its period does not explain, so a held note
-    /// or a steady tone is no floor, while steady noise sits on it (mains hum is told by its
-    /// frequency: `PitchDetector.mainsFrequenciesHz`). 6 dB keeps
-    /// notes at 10 dB SNR (their windows lie ~10 dB above the noise), and a note 20 dB above
-    /// the floor is a note at any level.
-    public var gateAboveNoiseFloorDecibels: Double = 6
+    /// The gate relative to the input's own noise floor (`gateAboveNoiseFloorDecibels`);
+    /// `--gate-db` turns it off for a fixed gate (`silenceGateDecibels`).
+    public var noiseFloorGate: Bool = true
+    /// Windows whose power above the input's noise floor (their mean square less the floor)
+    /// is less than this, in dB relative to the floor, have no note: the gate weighs what could
+    /// be a note, as a note's SNR against the floor. The floor follows the least noise a window
+    /// held down at once and rises by 0.5 dB/s; a window's noise is the part its period does not
+    /// explain, so a held note or a steady tone is no floor, while steady noise sits on it
+    /// (mains hum is told by its frequency: `PitchDetector.mainsFrequenciesHz`). −3 dB keeps
+    /// notes as loud as the noise (0 dB SNR: their power above the floor is at least the floor,
+    /// 0 dB, as the floor lies at or under the noise's mean) once the floor has reached a steady noise (the gate on the window's whole power, 6 dB over
+    /// the floor, silenced every note under ~5 dB SNR from then on), while the noise's own
+    /// windows, scattered about the floor, mostly stay under it and skip the correlation.
+    public var gateAboveNoiseFloorDecibels: Double = -3
     /// Windows whose energy falls faster than this have no note: a drum's decaying body looks
     /// perfectly periodic to a normalised correlation. Measured over ~50 ms of hops. 60 dB/s
     /// rejects decays faster than τ ≈ 145 ms (drums, note releases) and keeps plucked strings

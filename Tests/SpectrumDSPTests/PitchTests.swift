@@ -220,7 +220,7 @@ import SpectrumCore
     @Test func aFixedGateSilencesQuieterNotes() throws {
         var configuration = AnalysisConfiguration()
         configuration.pitch.silenceGateDecibels = -60
-        configuration.pitch.gateAboveNoiseFloorDecibels = 0
+        configuration.pitch.noiseFloorGate = false
         var analyzer = try Analyzer(configuration: configuration, sampleRateHz: 48_000)
         let tone = TestSignals.sine(frequencyHz: 220, sampleRateHz: 48_000, seconds: 0.5)
         #expect(!Self.reading(&analyzer, Self.scaled(tone, peakDecibels: -70)).hasNote)

@@ -29,8 +29,9 @@ struct PitchDetector: ~Copyable {
     /// `silenceGateDecibels` as a mean square per sample: never a note below it, and the
     /// lowest the noise floor goes.
     private let silenceGateMeanSquare: Float
-    /// `gateAboveNoiseFloorDecibels` as a power ratio.
-    private let gateAboveNoiseFloorRatio: Float
+    /// `gateAboveNoiseFloorDecibels` as a power ratio: the least power a window holds above
+    /// the noise floor, over the floor. nil: no gate relative to the floor (`noiseFloorGate` off).
+    private let gateAboveNoiseFloorRatio: Float?
     /// The input's noise floor, a mean square per sample: the least noise a window held,
     /// followed down at once and up by `noiseFloorRisePerHop` (minimum tracking). A window's
     /// noise is the part of its mean square that the period the tuner reads does not explain
@@ -119,14 +120,15 @@ struct PitchDetector: ~Copyable {
     /// correlation (`NoiseWeighting`): a note in loud noise correlates as the note.
     private var noiseWeighting: NoiseWeighting
 
-    /// The noise floor before any window was quieter: the gate starts at the fixed −60 dBFS
-    /// of old (−66 + 6 dB), so a hum or hiss present from the start is gated as before, and
-    /// falls to the input's floor at its first quieter window (the silence before playing, a
-    /// gap between notes).
+    /// The noise floor before any window was quieter: the gate starts near −64 dBFS (a window
+    /// holding −3 dB of the floor's power above it), so a hum or hiss quieter than that from
+    /// the start is gated, and falls to the input's floor at its first quieter window (the
+    /// silence before playing, a gap between notes).
     static let initialNoiseFloorDecibels: Float = -66
     /// How fast the floor may rise: slowly, so windows that are all noise to the tuner for a
     /// moment (an attack, a chord, a drum hit) do not lift it; a steady hiss 30 dB louder than
-    /// the floor is reached within a minute and stays gated from then on.
+    /// the floor is reached within a minute, and from then on its windows, scattered about
+    /// the floor, mostly end at the gate before the correlation.
     static let noiseFloorRiseDecibelsPerSecond = 0.5
     /// Mains hum is what a reading at a mains frequency is: 50 Hz (Europe, Asia, Africa,
     /// Australia) or 60 Hz (the Americas, part of Japan). A hum's wave repeats at the mains
@@ -178,7 +180,7 @@ struct PitchDetector: ~Copyable {
         self.octave = octave
         confidenceThreshold = Float(configuration.confidenceThreshold)
         silenceGateMeanSquare = Float(pow(10, configuration.silenceGateDecibels / 10))
-        gateAboveNoiseFloorRatio = Float(pow(10, configuration.gateAboveNoiseFloorDecibels / 10))
+        gateAboveNoiseFloorRatio = configuration.noiseFloorGate ? Float(pow(10, configuration.gateAboveNoiseFloorDecibels / 10)) : nil
         noiseFloorMeanSquare = max(silenceGateMeanSquare, powf(10, Self.initialNoiseFloorDecibels / 10))
         noiseFloorRisePerHop = Float(pow(10, Self.noiseFloorRiseDecibelsPerSecond * hopSeconds / 10))
         mainsHumRatio = powf(2, Self.mainsHumToleranceCents / 1200)
@@ -246,14 +248,22 @@ struct PitchDetector: ~Copyable {
         if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0; heldHops = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
-        // Gates: the fixed silence gate, and the gate relative to the input's noise floor. The
-        // floor then follows this window's noise: all of it unless a period explains part.
+        // Gates: the fixed silence gate, and the gate relative to the input's noise floor on
+        // what could be a note: the window's power above the floor (its mean square less the
+        // floor), against the floor. Not the window's whole power: once the floor has reached
+        // a steady noise, a note as loud as the noise doubles the window's power (+3 dB) and
+        // stands as high above the floor as the noise itself (0 dB). Windows at the floor
+        // (steady noise, hum, hiss, silence) end here, before the correlation. The floor then
+        // follows this window's noise: all of it unless a period explains part.
         let meanSquare = energy / Float(long.windowFrames)
         let risenFloor = noiseFloorMeanSquare * noiseFloorRisePerHop
         var noisePower = meanSquare
         defer { noiseFloorMeanSquare = max(silenceGateMeanSquare, min(noisePower, risenFloor)) }
-        guard meanSquare >= silenceGateMeanSquare,
-              meanSquare >= max(silenceGateMeanSquare, min(meanSquare, risenFloor)) * gateAboveNoiseFloorRatio else { return unvoiced() }
+        guard meanSquare >= silenceGateMeanSquare else { return unvoiced() }
+        if let gateAboveNoiseFloorRatio {
+            let floor = max(silenceGateMeanSquare, min(meanSquare, risenFloor))
+            guard meanSquare - floor >= floor * gateAboveNoiseFloorRatio else { return unvoiced() }
+        }
 
         // 2) The correlation at every lag; the spectrum is kept for the fundamental's phase.
         pastSpectrumIndex = (pastSpectrumIndex + 1) % (phaseSpanHops + 1)
