@@ -150,23 +150,34 @@ import SpectrumCore
         }
     }
 
+    /// Whether a case of a test is a known issue, and whether it fails every time.
+    enum KnownIssue: Sendable { case none, always, intermittent }
+
     /// A sudden change is followed within 4.5 s. A known issue: measured (offline), last wrong
-    /// reading after the change, rock and four on the floor 98 → 112 5.0 s, funk 125 → 135 and
-    /// 128 → 140 5.0 s, the off-beat techno groove 100 → 120 5.0 s — the lock drops and the
-    /// restarted autocorrelation needs 1 s of products again. The attempt of tempo finding 16
-    /// (0.5 s of warm-up) made each 4.5 s, and reading the bar from 1 s of products on top of it
-    /// 4.0 s for rock and four on the floor, but neither was kept.
-    @Test(arguments: [("rock", 98.0, 112.0), ("four on the floor", 98.0, 112.0), ("funk", 125.0, 135.0), ("funk", 128.0, 140.0),
-                      ("techno", 100.0, 120.0)])
-    func aSuddenChangeIsFollowedWithinFourAndAHalfSeconds(style: String, from: Double, to: Double) throws {
+    /// reading after the change, rock and four on the floor 98 → 112 5.0 s, the off-beat techno
+    /// groove 100 → 120 5.0 s — the lock drops and the restarted autocorrelation needs 1 s of
+    /// products again. The attempt of tempo finding 16 (0.5 s of warm-up) made each 4.5 s, and
+    /// reading the bar from 1 s of products on top of it 4.0 s for rock and four on the floor,
+    /// but neither was kept. Funk 128 → 140 (5.0 s before) is followed in 4.0–4.5 s at 44.1, 48
+    /// and 96 kHz since the bar is read over a wider window and the shown tempo's hysteresis
+    /// matches the evidence's wander (tempo finding 17); funk 125 → 135 (5.0 s before) in 4.5 s
+    /// at 44.1 and 48 kHz but still 5.0 s at 96 kHz, so intermittent across rates.
+    @Test(arguments: [("rock", 98.0, 112.0, KnownIssue.always), ("four on the floor", 98.0, 112.0, .always),
+                      ("funk", 125.0, 135.0, .intermittent), ("funk", 128.0, 140.0, .none), ("techno", 100.0, 120.0, .always)])
+    func aSuddenChangeIsFollowedWithinFourAndAHalfSeconds(style: String, from: Double, to: Double, knownIssue: KnownIssue) throws {
         let changeSeconds = 8.0, boundSeconds = 4.5
         let patterns = ["rock": DrumPattern.rock, "four on the floor": .fourOnTheFloor, "funk": .funk, "techno": .technoOffBeat]
         let pattern = try #require(patterns[style])
         let signal = TestSignals.rhythm(pattern, segments: [(from, changeSeconds), (to, 8)], sampleRateHz: Self.sampleRateHz)
         let frames = try RhythmTests.frames(signal)
         let after = Self.wrongReadings(frames, bpm: to, fromSeconds: changeSeconds + boundSeconds)
-        withKnownIssue("after a dropped lock the restart needs 1 s of products again (issue 14)") {
+        let check = {
             #expect(after.wrong == 0, "\(pattern.name) \(from) → \(to): \(after.wrong) of \(after.of) readings from \(boundSeconds) s after the change off \(to), e.g. \(after.example)")
+        }
+        if knownIssue == .none {
+            check()
+        } else {
+            withKnownIssue("after a dropped lock the restart needs 1 s of products again (issue 14)", isIntermittent: knownIssue == .intermittent) { check() }
         }
     }
 

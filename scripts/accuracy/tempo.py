@@ -221,6 +221,9 @@ TUNING_EXTRA = [
     ("rock-190", "rock", [(0, 190)], 0, 24), ("hiphop-92", "hiphop", [(0, 92)], 0, 24),
     ("change-techno-132-124", "techno", [(0, 132), (8, 124)], 0, 30),
     ("intro-funk-106", "funk", [(0, 106)], 2, 26),
+    # More funk, whose dotted-eighth pulse (4⁄3) competes with the beat (tempo finding 17).
+    ("funk-99", "funk", [(0, 99)], 0, 24), ("funk-107", "funk", [(0, 107)], 0, 24),
+    ("funk-112", "funk", [(0, 112)], 0, 24),
 ]
 # The held-out part (--holdout, the headline): other tempi, other seeds (7000…), the kits taken in
 # turn — MuseScore General's kit only here. Nothing in it is looked at while parameters are chosen.

@@ -57,7 +57,8 @@ struct TempoEstimator: ~Copyable {
         /// Per nat of the bar's repetition (`barRepetition`: the largest autocorrelation at 2, 3
         /// or 4 periods): the metre's evidence. Funk's dotted-eighth pulse (4⁄3 of the beat)
         /// correlates more at its period than the beat does, but its "bar" repeats less
-        /// (4 on point readings; the box narrows the ratios: 7 and 13 each lose a track).
+        /// (4 on point readings; the box narrows the ratios: 7 and 13 each lose a track; with
+        /// the bar read over 2 lags, 8 locked `funk-100` 0.5 s later and 13 lost a track).
         var barWeight: Float = 10
         /// A period slower than the most salient one by a third (⅔, ⅓, ¾) pays this unless its
         /// bar repeats more strongly by `thirdsBarMargin`: only the metre makes a third win.
@@ -69,8 +70,18 @@ struct TempoEstimator: ~Copyable {
         /// hops and the beat does not; docs/accuracy.md, tempo finding 9). 1.0 and 1.2 left
         /// `funk-108` at 4⁄3, 1.5 lost locks (tuning part).
         var boxWidthLags: Float = 1.3
+        /// Width (lags) of the window over which each multiple of the bar (`barRepetition`) is
+        /// read: a bar of 2–4 beats lands anywhere between two whole lags, and its repetitions
+        /// split between them (funk read at its dotted-eighth pulse, 4⁄3, whose bar lags are
+        /// whole: tempo finding 17). 1.45–1.8 fixed `funk-108`'s late 4⁄3 and changed no other
+        /// track of the tuning part; 2.0 and wider locked three tracks 0.5 s later.
+        var barWindowLags: Float = 1.6
         /// For the shown tempo (hysteresis: another period must be clearly better to take over).
-        var shownBonus: Float = 0.1
+        /// The evidence wanders by about ±0.3 nats between estimates 0.5 s apart (tempo finding
+        /// 15), so a smaller bonus lets noise take over: at 0.1 the synthetic half-time trap at
+        /// 140 read 70 for 1 s at 44.1 kHz with the bar's window; 0.5 held `funk-108`'s early
+        /// 4⁄3 0.5 s longer (tuning part).
+        var shownBonus: Float = 0.3
         /// When the shown tempo's comb salience falls below this share of the highest it has
         /// had since it was agreed, its evidence is fading (the music changed tempo or stopped
         /// repeating), and the autocorrelation forgets with `fadingMemorySeconds` instead of the
@@ -510,15 +521,18 @@ struct TempoEstimator: ~Copyable {
     }
 
     /// How strongly the onset signal repeats at a bar of `lag`: the largest autocorrelation at
-    /// two, three or four of its beats (those with data; early on, when none has, at the period
-    /// itself, which says nothing for or against a bar).
+    /// two, three or four of its beats, each read over a window `Parameters.barWindowLags` wide
+    /// (the mean over it: in effect the sum of the whole lags around the multiple, so a
+    /// repetition split between two lags counts whole; those with data; early on, when none
+    /// has, at the period itself, which says nothing for or against a bar).
     @_noLocks
     private func barRepetition(_ lag: Float) -> Float {
+        let widthLags = parameters.barWindowLags
         var best = -Float.infinity
         for beats in 2...4 {
             let position = lag * Float(beats)
-            guard onsetCorrelation.hasData(atLag: Int(position) + 1) else { break }
-            best = max(best, normalised(at: position))
+            guard onsetCorrelation.hasData(atLag: Int(position + 0.5 * widthLags) + 1) else { break }
+            best = max(best, onsetCorrelation.boxNormalised(at: position, widthLags: widthLags))
         }
         return best > -Float.infinity ? best : normalised(at: lag)
     }
