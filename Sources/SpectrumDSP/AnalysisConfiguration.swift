@@ -112,9 +112,10 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// explain, so a held note or a steady tone is no floor, while steady noise sits on it
     /// (mains hum is told by its frequency: `PitchDetector.mainsFrequenciesHz`). −3 dB keeps
     /// notes as loud as the noise (0 dB SNR: their power above the floor is at least the floor,
-    /// 0 dB, as the floor lies at or under the noise's mean) once the floor has reached a steady noise (the gate on the window's whole power, 6 dB over
-    /// the floor, silenced every note under ~5 dB SNR from then on), while the noise's own
-    /// windows, scattered about the floor, mostly stay under it and skip the correlation.
+    /// 0 dB, as the floor lies at or under the noise's mean) once the floor has reached a
+    /// steady noise (the gate on the window's whole power, 6 dB over the floor, silenced every
+    /// note under ~5 dB SNR from then on), while the noise's own windows, scattered about the
+    /// floor, mostly stay under it and skip the correlation.
     public var gateAboveNoiseFloorDecibels: Double = -3
     /// Windows whose energy falls faster than this have no note: a drum's decaying body looks
     /// perfectly periodic to a normalised correlation. Measured over ~50 ms of hops. 60 dB/s
