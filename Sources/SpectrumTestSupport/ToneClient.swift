@@ -219,3 +219,12 @@ func toneProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> 
     _ = context.pointee.callbacks.add(1, ordering: .relaxed)
     return 0
 }
+
+extension ToneClient {
+    /// A client named `click<BPM>` on `server` looping a click on every beat at `bpm`
+    /// (`TestSignals.clickLoop` at the server's rate, seamless), at `amplitude`.
+    public static func clicks(bpm: Double, on server: PrivateJackServer, amplitude: Double = 1) throws -> ToneClient {
+        try ToneClient(serverName: server.name, clientName: "click\(Int(bpm.rounded()))", amplitude: amplitude,
+                       loop: TestSignals.clickLoop(bpm: bpm, sampleRateHz: Double(server.sampleRateHz)).samples)
+    }
+}

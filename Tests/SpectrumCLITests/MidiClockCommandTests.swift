@@ -13,11 +13,9 @@ struct MidiClockCommandTests {
     @Test func clickTempoReachesMidiClockReceiversAndSilenceStopsIt() throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
-        let slow = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
-                                  loop: TestSignals.clickLoop(bpm: 120, sampleRateHz: 48_000).samples)
+        let slow = try ToneClient.clicks(bpm: 120, on: server)
         defer { slow.stop() }
-        let fast = try ToneClient(serverName: server.name, clientName: "click128", amplitude: 0,
-                                  loop: TestSignals.clickLoop(bpm: 128, sampleRateHz: 48_000).samples)
+        let fast = try ToneClient.clicks(bpm: 128, on: server, amplitude: 0)
         defer { fast.stop() }
         let dump = try JackMidiDump(server: server)
         defer { dump.stop() }

@@ -36,8 +36,7 @@ struct TempoInputCommandTests {
     private func expectTheClickDrivesTheTempoOutputs(_ inputArguments: (ScratchDirectory, String) throws -> [String]) throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
-        let click = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
-                                   loop: TestSignals.clickLoop(bpm: 120, sampleRateHz: 48_000).samples)
+        let click = try ToneClient.clicks(bpm: 120, on: server)
         defer { click.stop() }
         let scratch = try ScratchDirectory()
         let osc = OSCReceiver()
@@ -57,11 +56,9 @@ struct TempoInputCommandTests {
     @Test func theTempoInputSwitchedOverOSCControlMovesTheClockAndTheSummary() throws {
         let server = try PrivateJackServer(sampleRateHz: 48_000, periodFrames: 256)
         defer { server.stop() }
-        let slow = try ToneClient(serverName: server.name, clientName: "click120", amplitude: 1,
-                                  loop: TestSignals.clickLoop(bpm: 120, sampleRateHz: 48_000).samples)
+        let slow = try ToneClient.clicks(bpm: 120, on: server)
         defer { slow.stop() }
-        let fast = try ToneClient(serverName: server.name, clientName: "click128", amplitude: 1,
-                                  loop: TestSignals.clickLoop(bpm: 128, sampleRateHz: 48_000).samples)
+        let fast = try ToneClient.clicks(bpm: 128, on: server)
         defer { fast.stop() }
         let osc = OSCReceiver()
         let controlPort = ControlCommandTests.freePort()

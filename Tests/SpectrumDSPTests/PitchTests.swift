@@ -258,12 +258,9 @@ import SpectrumCore
     func snareHitsGiveNoNote(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
         for seed: UInt64 in [1, 2, 3] {
-            var generator = SeededGenerator(seed: seed)
-            let interval = Int(0.5 * sampleRateHz)
-            let signal = (0..<(6 * interval)).map { index -> Float in
-                let seconds = Double(index % interval) / sampleRateHz
+            let signal = Self.struck(everySeconds: 0.5, times: 6, sampleRateHz: sampleRateHz, seed: seed) { seconds, generator in
                 let noise = Double.random(in: -1...1, using: &generator)
-                return Float(0.6 * exp(-seconds / 0.03) * sin(2 * .pi * 220 * seconds) + exp(-seconds / 0.012) * noise)
+                return 0.6 * exp(-seconds / 0.03) * sin(2 * .pi * 220 * seconds) + exp(-seconds / 0.012) * noise
             }
             analyzer.reset()
             let voiced = OfflineDriver.frames(&analyzer, signal: signal).filter { $0.pitch.hasNote }.count
@@ -284,13 +281,10 @@ import SpectrumCore
     func snareStrokesDyingInTheWindowGiveNoNote(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
         for seed: UInt64 in [1, 2, 3] {
-            var generator = SeededGenerator(seed: seed)
-            let interval = Int(0.25 * sampleRateHz)
             let silence = [Float](repeating: 0, count: Int(0.5 * sampleRateHz))
-            let strokes = (0..<(8 * interval)).map { index -> Float in
-                let seconds = Double(index % interval) / sampleRateHz
+            let strokes = Self.struck(everySeconds: 0.25, times: 8, sampleRateHz: sampleRateHz, seed: seed) { seconds, generator in
                 let wires = 0.6 * exp(-seconds / 0.015) * Double.random(in: -1...1, using: &generator)
-                return Float(0.5 * (0.5 * exp(-seconds / 0.03) * sin(2 * .pi * 240 * seconds) + wires))
+                return 0.5 * (0.5 * exp(-seconds / 0.03) * sin(2 * .pi * 240 * seconds) + wires)
             }
             analyzer.reset()
             let voiced = OfflineDriver.frames(&analyzer, signal: silence + strokes + silence).filter { $0.pitch.hasNote }.count
@@ -379,21 +373,13 @@ import SpectrumCore
         // Whether the attack's readings are checked against the glide: the faster and the lower
         // tom's first frames follow its start by up to 160 cents (the known issue below).
         for (restingHz, glideCents, glideSeconds, attackChecked) in [(118.0, 300.0, 0.1, true), (165, 300, 0.06, false), (88, 250, 0.1, false)] {
-            var generator = SeededGenerator(seed: 5)
-            let interval = Int(0.5 * sampleRateHz)
-            var phases = [Double](repeating: 0, count: 5)
-            let modes = [1, 1.59, 2.14, 2.30, 2.65], amplitudes = [0.8, 0.08, 0.08, 0.08, 0.08]
-            let signal = (0..<(6 * interval)).map { index -> Float in
-                let seconds = Double(index % interval) / sampleRateHz
-                if index % interval == 0 { phases = phases.map { _ in 0 } }
-                let fundamentalHz = restingHz * pow(2, glideCents * exp(-seconds / glideSeconds) / 1200)
-                var value = 0.4 * exp(-seconds / 0.005) * Double.random(in: -1...1, using: &generator)
-                for mode in modes.indices {
-                    phases[mode] += 2 * .pi * fundamentalHz * modes[mode] / sampleRateHz
-                    value += amplitudes[mode] * exp(-seconds / (mode == 0 ? 0.2 : 0.1)) * sin(phases[mode])
-                }
-                return Float(value)
-            }
+            // The body decaying with a 0.2 s time constant (43 dB/s), the other modes 20 dB under
+            // it with 0.1 s (87 dB/s).
+            let decibelsPerSecondPerRate = 20 * log10(M_E)
+            let signal = Self.membraneStrokes(restingHz: restingHz, glideCents: glideCents, glideSeconds: glideSeconds,
+                                              overtoneAmplitude: 0.08, bodyDecayDecibelsPerSecond: decibelsPerSecondPerRate / 0.2,
+                                              overtoneDecayDecibelsPerSecond: decibelsPerSecondPerRate / 0.1,
+                                              gain: 1, strokes: 6, intervalSeconds: 0.5, sampleRateHz: sampleRateHz, seed: 5)
             analyzer.reset()
             let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
             let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.5 * hopsPerSecond)
@@ -417,29 +403,44 @@ import SpectrumCore
         }
     }
 
+    /// A sound struck every `everySeconds`, `times` times: `sample(seconds since the stroke,
+    /// generator)` at each sample, the generator seeded by `seed` (or passed on).
+    static func struck(everySeconds: Double, times: Int, sampleRateHz: Double, seed: UInt64,
+                       _ sample: (Double, inout SeededGenerator) -> Double) -> [Float] {
+        var generator = SeededGenerator(seed: seed)
+        return struck(everySeconds: everySeconds, times: times, sampleRateHz: sampleRateHz, generator: &generator, sample)
+    }
+
+    static func struck(everySeconds: Double, times: Int, sampleRateHz: Double, generator: inout SeededGenerator,
+                       _ sample: (Double, inout SeededGenerator) -> Double) -> [Float] {
+        let interval = Int(everySeconds * sampleRateHz)
+        return (0..<(times * interval)).map { index in Float(sample(Double(index % interval) / sampleRateHz, &generator)) }
+    }
+
     /// A struck membrane: a body at `restingHz` gliding down from `glideCents` above it with time
     /// constant `glideSeconds` and wobbling ±`wobbleCents` at 7 Hz, its other modes (1.59, 2.14,
-    /// 2.30, 2.65 × f0, 14 dB under the body each) and a stick's click, struck every
-    /// `intervalSeconds`, all modes decaying together at `decayDecibelsPerSecond`.
-    static func membraneStrokes(restingHz: Double, glideCents: Double, glideSeconds: Double, wobbleCents: Double,
-                                decayDecibelsPerSecond: Double, strokes: Int, intervalSeconds: Double,
-                                sampleRateHz: Double, seed: UInt64) -> [Float] {
+    /// 2.30, 2.65 × f0, each at `overtoneAmplitude` against the body's 0.8) and a stick's click,
+    /// struck every `intervalSeconds`; the body decays at `bodyDecayDecibelsPerSecond`, the other
+    /// modes at `overtoneDecayDecibelsPerSecond`; the whole scaled by `gain`.
+    static func membraneStrokes(restingHz: Double, glideCents: Double, glideSeconds: Double, wobbleCents: Double = 0,
+                                overtoneAmplitude: Double, bodyDecayDecibelsPerSecond: Double, overtoneDecayDecibelsPerSecond: Double,
+                                gain: Double, strokes: Int, intervalSeconds: Double, sampleRateHz: Double, seed: UInt64) -> [Float] {
         var generator = SeededGenerator(seed: seed)
         let interval = Int(intervalSeconds * sampleRateHz)
         var phases = [Double](repeating: 0, count: 5)
-        let modes = [1, 1.59, 2.14, 2.30, 2.65], amplitudes = [0.8, 0.16, 0.16, 0.16, 0.16]
+        let modes = [1, 1.59, 2.14, 2.30, 2.65]
         return (0..<(strokes * interval)).map { index -> Float in
             let seconds = Double(index % interval) / sampleRateHz
             if index % interval == 0 { phases = phases.map { _ in 0 } }
             let cents = glideCents * exp(-seconds / glideSeconds) + wobbleCents * sin(2 * .pi * 7 * seconds)
             let fundamentalHz = restingHz * pow(2, cents / 1200)
-            let envelope = pow(10, -decayDecibelsPerSecond * seconds / 20)
             var value = 0.4 * exp(-seconds / 0.005) * Double.random(in: -1...1, using: &generator)
             for mode in modes.indices {
                 phases[mode] += 2 * .pi * fundamentalHz * modes[mode] / sampleRateHz
-                value += amplitudes[mode] * envelope * sin(phases[mode])
+                let (amplitude, decay) = mode == 0 ? (0.8, bodyDecayDecibelsPerSecond) : (overtoneAmplitude, overtoneDecayDecibelsPerSecond)
+                value += amplitude * pow(10, -decay * seconds / 20) * sin(phases[mode])
             }
-            return Float(0.5 * value)
+            return Float(gain * value)
         }
     }
 
@@ -460,9 +461,10 @@ import SpectrumCore
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
         let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.6 * hopsPerSecond)
         for (restingHz, glideCents, wobbleCents, decay) in [(126.0, 250.0, 0.0, 25.0), (126, 250, 20, 25), (175, 200, 0, 35), (164, 250, 0, 35)] {
+            // The other modes 14 dB under the body, all decaying together.
             let signal = Self.membraneStrokes(restingHz: restingHz, glideCents: glideCents, glideSeconds: 0.3, wobbleCents: wobbleCents,
-                                              decayDecibelsPerSecond: decay, strokes: 4, intervalSeconds: 0.6,
-                                              sampleRateHz: sampleRateHz, seed: 11)
+                                              overtoneAmplitude: 0.16, bodyDecayDecibelsPerSecond: decay, overtoneDecayDecibelsPerSecond: decay,
+                                              gain: 0.5, strokes: 4, intervalSeconds: 0.6, sampleRateHz: sampleRateHz, seed: 11)
             analyzer.reset()
             let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
             var late = 0
@@ -491,15 +493,13 @@ import SpectrumCore
                  amplitude: Double.random(in: 0.2...1, using: &generator) / Double(count).squareRoot(),
                  phase: Double.random(in: 0...(2 * .pi), using: &generator))
             }
-            let interval = Int(sampleRateHz)
-            let signal = (0..<(3 * interval)).map { index -> Float in
-                let seconds = Double(index % interval) / sampleRateHz
+            let signal = Self.struck(everySeconds: 1, times: 3, sampleRateHz: sampleRateHz, generator: &generator) { seconds, generator in
                 var value = 0.5 * exp(-seconds / 0.003) * Double.random(in: -1...1, using: &generator)
                 for partial in partials {
                     let decay = 20 * (partial.frequencyHz / 2000).squareRoot()
                     value += partial.amplitude * pow(10, -decay * seconds / 20) * sin(2 * .pi * partial.frequencyHz * seconds + partial.phase)
                 }
-                return Float(0.5 * value)
+                return 0.5 * value
             }
             analyzer.reset()
             let voiced = OfflineDriver.frames(&analyzer, signal: signal).filter { $0.pitch.hasNote }.count

@@ -97,8 +97,7 @@ struct MidiClockPort {
         try server.connect("spectrum:midi_clock", dump.inputPortName)
         let slow = try clicks(server, into: client.portNames[0])
         defer { slow.stop() }
-        let fast = try ToneClient(serverName: server.name, clientName: "click128", amplitude: 1,
-                                  loop: TestSignals.clickLoop(bpm: 128, sampleRateHz: 48_000).samples)
+        let fast = try ToneClient.clicks(bpm: 128, on: server)
         defer { fast.stop() }
         try fast.connect(to: client.portNames[1])
         // Both inputs locked (the second one's frames at 128 BPM), the clock at 120.
