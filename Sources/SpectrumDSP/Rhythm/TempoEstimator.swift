@@ -108,8 +108,8 @@ struct TempoEstimator: ~Copyable {
         /// estimates agree, and only if none do within this time is the lock dropped. Dropping it
         /// showed no tempo for 1.5–2 s after every such change and cost a second of warm-up
         /// (docs/accuracy.md, tempo finding 18). 2 s and 3 s gave the same on the synthetic
-        /// changes and the tuning part; 1.5 s (three estimates) left funk 98 → 112 and 128 → 140
-        /// passing through a dropped lock again.
+        /// changes and the tuning part; 1 s dropped the lock again on funk 98 → 112 and
+        /// 128 → 140 (6.0 and 5.0 s), 1.5 s on 128 → 140 (5.5 s).
         var reviewSeconds: Double = 2.0
         /// The beat grid's octave evidence (`GridOctaveEvidence`) is an opinion on the pair of
         /// octaves it runs between: for the double tempo when the upper-band onsets halfway
