@@ -24,7 +24,9 @@ import SpectrumCore
 /// against the memory brings the estimate forward, and an octave move the memory chose is
 /// taken without waiting for a second estimate. Otherwise the shown tempo changes only when two of the
 /// last three estimates agree within ±5 BPM; three estimates in a row more than 10 BPM from the
-/// shown tempo (or without a tempo) drop the lock and restart the autocorrelation.
+/// shown tempo (or without a tempo) drop the lock and restart the autocorrelation — or, while the
+/// shown tempo's evidence fades (a tempo change), restart the autocorrelation and keep the shown
+/// tempo until two estimates agree again (`Parameters.reviewSeconds`).
 ///
 /// `init` allocates; `update` is real-time safe.
 struct TempoEstimator: ~Copyable {
@@ -100,6 +102,15 @@ struct TempoEstimator: ~Copyable {
         /// finding 11). 0.5 (one estimate) re-locked the tuning part's changes in 2.9 / 4.3 s
         /// (median / worst), 1.0 in 2.9 / 4.8 s, 1.5 and 2.0 in 2.9 / 5.3 s.
         var fadingHoldSeconds: Double = 0.5
+        /// How long (s) a lock that diverges while its evidence fades is kept under review
+        /// instead of dropped: the onset autocorrelation restarts at once (with the short memory,
+        /// so it is read again after one estimate instead of two), the shown tempo stays until two
+        /// estimates agree, and only if none do within this time is the lock dropped. Dropping it
+        /// showed no tempo for 1.5–2 s after every such change and cost a second of warm-up
+        /// (docs/accuracy.md, tempo finding 18). 2 s and 3 s gave the same on the synthetic
+        /// changes and the tuning part; 1 s dropped the lock again on funk 98 → 112 and
+        /// 128 → 140 (6.0 and 5.0 s), 1.5 s on 128 → 140 (5.5 s).
+        var reviewSeconds: Double = 2.0
         /// The beat grid's octave evidence (`GridOctaveEvidence`) is an opinion on the pair of
         /// octaves it runs between: for the double tempo when the upper-band onsets halfway
         /// between its beats reach this share of those on them (a two-step's snares)…
@@ -179,6 +190,11 @@ struct TempoEstimator: ~Copyable {
     private var fadingEstimatesLeft = 0
     /// `Parameters.fadingHoldSeconds` in estimates.
     private let fadingHoldEstimates: Int
+    /// Estimates left in the review of a lock that diverged while its evidence faded (0: none
+    /// under review; `Parameters.reviewSeconds`).
+    private var reviewEstimatesLeft = 0
+    /// `Parameters.reviewSeconds` in estimates.
+    private let reviewEstimates: Int
     /// The hat band's recursion step (τ = `hatMemorySeconds`).
     private let hatStep: Float
     private let estimateIntervalHops: Int
@@ -275,6 +291,7 @@ struct TempoEstimator: ~Copyable {
         step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
         fadingStep = max(step, Float(1 - exp(-hopSeconds / parameters.fadingMemorySeconds)))
         fadingHoldEstimates = Int((parameters.fadingHoldSeconds / Self.estimateIntervalSeconds).rounded())
+        reviewEstimates = max(1, Int((parameters.reviewSeconds / Self.estimateIntervalSeconds).rounded()))
         let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
@@ -537,10 +554,12 @@ struct TempoEstimator: ~Copyable {
         return best > -Float.infinity ? best : normalised(at: lag)
     }
 
-    /// 2-of-3 agreement (an octave move the pair's memory chose at once), divergence reset.
+    /// 2-of-3 agreement (an octave move the pair's memory chose at once), divergence reset or,
+    /// while the shown tempo's evidence fades, review (`Parameters.reviewSeconds`).
     @_noLocks
     private mutating func decide(_ estimate: Float) {
         if isOctaveMoveTheMemoryChose(estimate) {
+            reviewEstimatesLeft = 0
             agreedBpm = estimate
             octaveMemoryConfidence = parameters.octaveMemoryConfidenceOpinions
             recent = (estimate, estimate, 0)
@@ -557,10 +576,22 @@ struct TempoEstimator: ~Copyable {
         } else if Self.agree(recent.1, recent.2) {
             agreed = 0.5 * (recent.1 + recent.2)
         }
+        if reviewEstimatesLeft > 0 {
+            // Under review: the first agreement from the restarted autocorrelation is taken (the
+            // old tempo again or a new one); none within the review drops the lock.
+            reviewEstimatesLeft -= 1
+            if agreed > 0 {
+                agreedBpm = agreed
+                reviewEstimatesLeft = 0
+            } else if reviewEstimatesLeft == 0 {
+                restart()
+            }
+            return
+        }
         if agreedBpm > 0 {
             divergentCount = abs(estimate - agreedBpm) > Self.divergenceBpm || estimate == 0 ? divergentCount + 1 : 0
             if divergentCount >= Self.divergentEstimatesForReset && !(agreed > 0 && Self.agree(agreed, estimate)) {
-                restart()
+                if fadingEstimatesLeft > 0 { review() } else { restart() }
                 return
             }
         }
@@ -712,10 +743,23 @@ struct TempoEstimator: ~Copyable {
     /// The normalised autocorrelation per lag (inspection; allocates).
     var normalisedAutocorrelation: [Float] { onsetCorrelation.normalisedValues }
 
+    /// Keeps the shown tempo under review and restarts the onset autocorrelation (a lock that
+    /// diverged while its evidence faded: the music changed tempo). The short memory of the
+    /// fading evidence goes on (`followFadingEvidence`: the restarted averages read no
+    /// salience yet), so the lags are read again at the next estimate. Real-time safe.
+    @_noLocks
+    private mutating func review() {
+        onsetCorrelation.restart()
+        recent = (0, 0, 0)
+        divergentCount = 0
+        reviewEstimatesLeft = reviewEstimates
+    }
+
     /// Drops the lock and the autocorrelation; keeps the recent onset signal, so the new tempo
     /// is measured from data already in hand. Real-time safe.
     @_noLocks
     mutating func restart() {
+        reviewEstimatesLeft = 0
         onsetCorrelation.restart()
         hatCorrelation.restart()
         hatLeadProducts.fill(with: 0)
