@@ -128,7 +128,7 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// faster than this too, over the same ~50 ms (0: the window's energy alone decides). A
     /// drum's body is that fundamental, and it decays with the window; after a plucked or
     /// bowed note's attack the pick's or bow's transient and the high partials die first
-    /// (FluidR3's nylon guitar: the window falls 4–9 dB in 50 ms, 100–170 ms after the pluck),
+    /// (FluidR3's nylon guitar: the window falls 3–9 dB in 50 ms, 100–170 ms after the pluck),
     /// and at a legato step the last note fades while the new fundamental grows.
     public var percussiveFundamentalDecayDecibelsPerSecond: Double = 60
     /// Windows whose newest half holds less energy than their oldest half by more than this
