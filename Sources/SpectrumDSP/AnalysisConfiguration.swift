@@ -123,6 +123,14 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// and pianos (τ ≥ 0.3 s: ≤ 30 dB/s); above 400 Hz the limit grows with the pitch (a
     /// piano's top octaves decay faster).
     public var percussiveDecayDecibelsPerSecond: Double = 60
+    /// A window decaying faster than `percussiveDecayDecibelsPerSecond` has no note only when
+    /// the power at the pitch read (its fundamental's bins in the long window's spectrum) falls
+    /// faster than this too, over the same ~50 ms (0: the window's energy alone decides). A
+    /// drum's body is that fundamental, and it decays with the window; after a plucked or
+    /// bowed note's attack the pick's or bow's transient and the high partials die first
+    /// (FluidR3's nylon guitar: the window falls 3–9 dB in 50 ms, 100–170 ms after the pluck),
+    /// and at a legato step the last note fades while the new fundamental grows.
+    public var percussiveFundamentalDecayDecibelsPerSecond: Double = 60
     /// Windows whose newest half holds less energy than their oldest half by more than this
     /// rate (dB/s between the halves' centres, each a whole number of periods) have no note:
     /// they hold a hit, a snare's or a drum's stroke, while the look-back above still sees the

@@ -43,6 +43,9 @@ struct PitchDetector: ~Copyable {
     /// Energy ratio (this hop's window / the window `decayLookbackHops` hops earlier) below which
     /// the sound is decaying too fast to tune: a drum, or a note ending.
     private let percussiveEnergyRatio: Float
+    /// `percussiveFundamentalDecayDecibelsPerSecond` as the same kind of ratio, of the power at
+    /// the pitch's fundamental (nil = off: the window's energy alone decides).
+    private let percussiveFundamentalRatio: Float?
     /// `hitDecayDecibelsPerSecond`: the fastest fall of energy from a window's oldest half to
     /// its newest that is still a note (`holdsHit`).
     private let hitDecayDecibelsPerSecond: Float
@@ -92,6 +95,12 @@ struct PitchDetector: ~Copyable {
     private let pastFrequencies: RealtimeBuffer
     /// Consecutive hops stored in `pastSpectra` (a gated hop stores none and breaks the run).
     private var storedSpectra = 0
+    /// The same, voiced or not (`storedSpectra` restarts at every hop without an estimate; the
+    /// decay gate compares spectra ~50 ms apart whatever the hops between read).
+    private var spectraInARow = 0
+    /// The pitch the octave decision chose on the hop each slot of `pastSpectra` belongs to,
+    /// whether a gate then refused it or not (0: none).
+    private let pastReadingsHz: RealtimeBuffer
     /// Hops between the two spectra compared: ~50 ms, so the phase advance is unambiguous for
     /// a peak within ±10 Hz of its bin (bins are ~11.7 Hz).
     private let phaseSpanHops: Int
@@ -159,6 +168,8 @@ struct PitchDetector: ~Copyable {
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
+    /// A semitone as a frequency ratio.
+    static let semitoneRatio: Float = 1.0594631
     /// Window-energy rise over ~50 ms (+1.5 dB) that ends the hold: a new note's attack, so a
     /// melody's leap up an octave is not held down.
     static let octaveHoldReleaseRatio: Float = 1.4
@@ -193,6 +204,8 @@ struct PitchDetector: ~Copyable {
         establishedHops = max(1, Int((octave.establishedNoteSeconds / hopSeconds).rounded()))
         recentEnergies = RealtimeBuffer(count: decayLookbackHops)
         percussiveEnergyRatio = Float(pow(10, -configuration.percussiveDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
+        percussiveFundamentalRatio = configuration.percussiveFundamentalDecayDecibelsPerSecond > 0
+            ? Float(pow(10, -configuration.percussiveFundamentalDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10)) : nil
         hitDecayDecibelsPerSecond = Float(configuration.hitDecayDecibelsPerSecond)
         fallingPitchCents = Float(configuration.fallingPitchCents)
         fallingPitchCentsPerHop = Float(configuration.fallingPitchCentsPerSecond * hopSeconds)
@@ -209,6 +222,7 @@ struct PitchDetector: ~Copyable {
         pastSpectra = fftwf_alloc_complex(bins * (phaseSpanHops + 1))
         pastSpectra.initialize(repeating: (0, 0), count: bins * (phaseSpanHops + 1))
         pastFrequencies = RealtimeBuffer(count: phaseSpanHops + 1)
+        pastReadingsHz = RealtimeBuffer(count: phaseSpanHops + 1)
         let windowFrames = long.windowFrames
         membraneLobeHalfWidthHz = 2 * Float(sampleRateHz) / Float(windowFrames)
         hannWindow = RealtimeBuffer(count: windowFrames)
@@ -238,6 +252,8 @@ struct PitchDetector: ~Copyable {
     private mutating func estimate(history: borrowing SampleHistory) -> RawPitch {
         // 1) The long window with its mean removed (Pearson), and its energy.
         let (mean, energy) = long.load(history)
+        let spectraBefore = spectraInARow
+        spectraInARow = 0
         if !glideReadThisHop { glidePreviousHz = 0 }
         glideReadThisHop = false
         measuredRatioPeriods = (0, 0)
@@ -268,6 +284,8 @@ struct PitchDetector: ~Copyable {
         // 2) The correlation at every lag; the spectrum is kept for the fundamental's phase.
         pastSpectrumIndex = (pastSpectrumIndex + 1) % (phaseSpanHops + 1)
         storedSpectra += 1
+        spectraInARow = spectraBefore + 1
+        pastReadingsHz[pastSpectrumIndex] = 0
         let bins = long.fftSize / 2 + 1, kept = pastSpectra + pastSpectrumIndex * bins
         long.transform(energy: energy, spectrumCopy: kept)
         var highest = long.correlatePowers(keptShare: 1)
@@ -296,6 +314,7 @@ struct PitchDetector: ~Copyable {
         guard let winner = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean) else {
             return unvoiced()
         }
+        pastReadingsHz[pastSpectrumIndex] = winner.kind == OctaveDecision.Kind.shortWindow ? shortEstimate?.frequencyHz ?? 0 : sampleRateHz / winner.periodFrames
         if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate {
             guard !pitchFalls(shortEstimate.frequencyHz, energy: energy, earlierEnergy: earlierEnergy) else { return unvoiced() }
             return shortWindowEstimate(shortEstimate, energyRatio: energyRatio)
@@ -477,13 +496,46 @@ struct PitchDetector: ~Copyable {
 
     /// A sound that decays fast is a drum or a note ending, not something to tune; high notes
     /// may decay faster (a piano's top octaves), proportionally to their pitch. `energyRatio`
-    /// is the window's energy over the decay look-back (1 when not falling fast).
+    /// is the window's energy over the decay look-back (1 when not falling fast). A note read
+    /// on the hop before (within a semitone) whose fundamental decays slower than
+    /// `percussiveFundamentalRatio` allows is still a note: the window's fall is then its
+    /// attack's transient and high partials dying, or the last note fading under it; a drum's
+    /// body is its fundamental. Only a note being read continues so: a drum's first estimates
+    /// have no reading before them.
     @_noLocks
     private func decaysTooFast(frequencyHz: Float, energyRatio: Float) -> Bool {
         guard energyRatio < percussiveEnergyRatio else { return false }
         let base = percussiveEnergyRatio, exponent = max(1, frequencyHz / Self.decayCornerHz)
         let allowedRatio = _unsafePerformance { powf(base, exponent) }
-        return energyRatio < allowedRatio
+        guard energyRatio < allowedRatio else { return false }
+        // The fundamental decays as fast (a drum's body), or the window's fall is something
+        // else's: an attack's transient, the high partials, the last note fading.
+        let continues = previousFrequencyHz > 0 && frequencyHz < previousFrequencyHz * Self.semitoneRatio
+            && previousFrequencyHz < frequencyHz * Self.semitoneRatio
+        guard continues, let fundamentalBase = percussiveFundamentalRatio,
+              let fundamentalRatio = fundamentalDecayRatio(frequencyHz: frequencyHz) else { return true }
+        return fundamentalRatio < _unsafePerformance { powf(fundamentalBase, exponent) }
+    }
+
+    /// The power at `frequencyHz` (the bin nearest it and its neighbours in the long window's
+    /// stored spectra) now over `phaseSpanHops` hops ago, the decay look-back; nil when the
+    /// spectra of those hops are not all stored (a gated hop between).
+    @_noLocks
+    private func fundamentalDecayRatio(frequencyHz: Float) -> Float? {
+        let fftSize = long.fftSize, bins = fftSize / 2 + 1
+        guard spectraInARow > phaseSpanHops else { return nil }
+        let oldest = (pastSpectrumIndex + 1) % (phaseSpanHops + 1), thenHz = pastReadingsHz[oldest]
+        guard thenHz > 0, frequencyHz < thenHz * Self.semitoneRatio, thenHz < frequencyHz * Self.semitoneRatio else { return nil }
+        let now = pastSpectra + pastSpectrumIndex * bins, then = pastSpectra + oldest * bins
+        let centreNow = Int(frequencyHz * Float(fftSize) / sampleRateHz + 0.5)
+        let centreThen = Int(thenHz * Float(fftSize) / sampleRateHz + 0.5)
+        guard min(centreNow, centreThen) >= 1, max(centreNow, centreThen) + 1 < bins else { return nil }
+        var powerNow: Float = 0, powerThen: Float = 0
+        for offset in -1...1 {
+            powerNow += power(now[centreNow + offset])
+            powerThen += power(then[centreThen + offset])
+        }
+        return powerThen > 0 ? powerNow / powerThen : nil
     }
 
     /// The energy of the long window's newest whole periods (as many as fit in half the window)
@@ -763,6 +815,7 @@ struct PitchDetector: ~Copyable {
         glideReadThisHop = false
         glideHops = 0
         glideIsDrum = false
+        spectraInARow = 0
         noiseWeighting.reset()
         _ = unvoiced()
     }
