@@ -165,6 +165,18 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// 5 took frames of notes in pink noise at 0 dB SNR on the tuning part. (A rise as well, a
     /// stroke arriving, took violin, cello and guitar attacks: not counted.)
     public var strokeEnergyFallDecibels: Double = 6
+    /// A snare roll's window holds one stroke dying as the next arrives, so its halves hold
+    /// alike: an aperiodic window (`strokeMaximumCorrelation`) whose energy, in blocks of whole
+    /// periods (5 ms or more), falls by more than this from its oldest block to its quietest
+    /// (a stroke dying) and spreads by more than `strokeArrivalSpreadDecibels` from the quietest
+    /// to the loudest, while its newest 14.7 ms do not repeat at the period, is a stroke: no note.
+    /// 2 dB: a note's attack rises from its oldest block (0 and 1 dB took attack frames of
+    /// violin and cello on the tuning part; docs/accuracy.md, Pitch, finding 23).
+    public var strokeArrivalFallDecibels: Double = 2
+    /// The spread (dB) from the quietest to the loudest block of an aperiodic window that makes it
+    /// a stroke dying as the next arrives (`strokeArrivalFallDecibels`): 10 dB, FluidR3's rolls
+    /// 9–16 dB (5th to 95th percentile); at 8 sung notes in pink noise lost frames. 0 = off.
+    public var strokeArrivalSpreadDecibels: Double = 10
     /// A window is a struck membrane ringing (a tom's body), not a note, when its fundamental
     /// (the spectral main lobe about the pitch read) holds more than this share of its energy
     /// while the rest does not repeat at the period (`membraneAperiodicShare`): a tom's body is

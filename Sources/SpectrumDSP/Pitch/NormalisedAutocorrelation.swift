@@ -131,6 +131,13 @@ struct NormalisedAutocorrelation: ~Copyable {
         realtimeDotProduct(input + start, input + start, count: count)
     }
 
+    /// The sum of the products of samples `start ..< start + count` of the window `load` loaded
+    /// (its mean removed) with those `lag` samples earlier (`lag` ≤ `start`). Real-time safe.
+    @_noLocks
+    func loadedProduct(from start: Int, lag: Int, count: Int) -> Float {
+        realtimeDotProduct(input + start, input + start - lag, count: count)
+    }
+
     /// The correlation of the loaded window (`energy` from `load`) at every lag; copies the
     /// forward spectrum (`fftSize / 2 + 1` bins) to `spectrumCopy`. Returns the highest signed
     /// square in minimumLag...maximumLag. Real-time safe.

@@ -55,10 +55,13 @@ struct PitchDetector: ~Copyable {
     private let fallingPitchCents: Float
     private let fallingPitchCentsPerHop: Float
     private let fallingPitchEnergyRatio: Float
-    /// `strokeMaximumCorrelation` and `strokeEnergyFallDecibels`: what makes a window a stroke
-    /// dying (`isStroke`).
+    /// `strokeMaximumCorrelation`, `strokeEnergyFallDecibels`, and `strokeArrivalFallDecibels`
+    /// and `strokeArrivalSpreadDecibels` as power ratios (the spread 0 = off): what makes a
+    /// window a stroke dying, or one dying as the next arrives (`isStroke`).
     private let strokeMaximumCorrelation: Float
     private let strokeEnergyFallDecibels: Float
+    private let strokeArrivalFallRatio: Float
+    private let strokeArrivalSpreadRatio: Float
     /// `membraneFundamentalShare`, `membraneAperiodicShare` and `membraneDecayDecibelsPerSecond`
     /// (as a ratio of window energies over the decay look-back): what makes a window a struck
     /// membrane ringing (`isMembrane`).
@@ -160,6 +163,11 @@ struct PitchDetector: ~Copyable {
     /// per hop.
     static let glideStepLimitCents: Float = 100
 
+    /// The shortest block of whole periods over which `isStroke` reads a window's energy
+    /// spread: 5 ms, a snare's wires die with a ~15 ms time constant, so a block still sees them
+    /// fall; shorter blocks of a high note would scatter with its phase and noise.
+    static let strokeBlockMinimumSeconds: Float = 0.005
+
     /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
     static let shortWindowLowestHz = 150.0
     /// r the short window's estimate must reach: with fewer periods in it, noise and a note's
@@ -212,6 +220,8 @@ struct PitchDetector: ~Copyable {
         fallingPitchEnergyRatio = Float(pow(10, -configuration.fallingPitchDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
         strokeMaximumCorrelation = Float(configuration.strokeMaximumCorrelation)
         strokeEnergyFallDecibels = Float(configuration.strokeEnergyFallDecibels)
+        strokeArrivalFallRatio = Float(pow(10, configuration.strokeArrivalFallDecibels / 10))
+        strokeArrivalSpreadRatio = configuration.strokeArrivalSpreadDecibels > 0 ? Float(pow(10, configuration.strokeArrivalSpreadDecibels / 10)) : 0
         membraneFundamentalShare = Float(configuration.membraneFundamentalShare)
         membraneAperiodicShare = Float(configuration.membraneAperiodicShare)
         membraneEnergyRatio = Float(pow(10, -configuration.membraneDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
@@ -331,7 +341,7 @@ struct PitchDetector: ~Copyable {
         let halvesStep = halvesStepDecibels(periodFrames: periodFrames)
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
               !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
-              !isStroke(correlation: top, halvesStepDecibels: halvesStep),
+              !isStroke(correlation: top, halvesStepDecibels: halvesStep, periodFrames: periodFrames),
               !isMembrane(correlation: top, frequencyHz: frequencyHz, spectrum: kept, energy: energy, earlierEnergy: earlierEnergy) else {
             return unvoiced()
         }
@@ -570,15 +580,46 @@ struct PitchDetector: ~Copyable {
         return -step > limit * seconds
     }
 
-    /// Whether the window holds a stroke dying rather than a note: it repeats at its period no
-    /// better than `strokeMaximumCorrelation` (r, `correlation`) and the energy of its newest
-    /// half lies more than `strokeEnergyFallDecibels` under its oldest (`step`). A snare's wires,
-    /// a stick's click or a cymbal over a drum's body is a broadband burst that dies within the
-    /// window; a note in a noisy room is as aperiodic but holds its energy within the window, and
-    /// a note that fades that fast repeats well while it does.
+    /// Whether the window holds a stroke rather than a note: it repeats at its period no better
+    /// than `strokeMaximumCorrelation` (r, `correlation`) and a broadband burst dies within it.
+    /// Alone: the energy of its newest half lies more than `strokeEnergyFallDecibels` under its
+    /// oldest (`step`). As the next arrives (a snare roll, whose halves then hold alike): in
+    /// blocks of whole periods (`strokeBlockMinimumSeconds`), the energy falls from the oldest
+    /// block to the quietest by more than `strokeArrivalFallRatio` and spreads more than
+    /// `strokeArrivalSpreadRatio` between the quietest and the loudest, while the newest samples
+    /// (the short window's 14.7 ms, or a period if longer) do not repeat at the period either. A
+    /// snare's wires, a stick's click or a cymbal over a drum's body is such a burst; a note in a
+    /// noisy room is as aperiodic but holds its energy within the window, a note that fades that
+    /// fast repeats well while it does, and a note's attack rises from its oldest block (silence
+    /// or the last note's end) and repeats over its newest samples, which hold the note.
     @_noLocks
-    private func isStroke(correlation: Float, halvesStepDecibels step: Float) -> Bool {
-        correlation < strokeMaximumCorrelation && -step > strokeEnergyFallDecibels
+    private func isStroke(correlation: Float, halvesStepDecibels step: Float, periodFrames: Float) -> Bool {
+        guard correlation < strokeMaximumCorrelation else { return false }
+        if -step > strokeEnergyFallDecibels { return true }
+        guard strokeArrivalSpreadRatio > 0 else { return false }
+        let count = long.windowFrames
+        let blockPeriods = Self.strokeBlockMinimumSeconds * sampleRateHz / periodFrames
+        let periods = max(1, Int(_unsafePerformance { ceilf(blockPeriods) }))
+        let blockFrames = max(1, Int(Float(periods) * periodFrames + 0.5))
+        let blocks = count / blockFrames
+        guard blocks >= 2 else { return false }
+        var loudest: Float = 0, quietest = Float.greatestFiniteMagnitude
+        for block in 1..<blocks {
+            let blockEnergy = long.loadedEnergy(from: count - block * blockFrames, count: blockFrames)
+            loudest = max(loudest, blockEnergy)
+            quietest = min(quietest, blockEnergy)
+        }
+        let oldest = long.loadedEnergy(from: count - blocks * blockFrames, count: blockFrames)
+        loudest = max(loudest, oldest)
+        guard oldest > quietest * strokeArrivalFallRatio, loudest > quietest * strokeArrivalSpreadRatio else { return false }
+        let lag = Int(periodFrames + 0.5), newest = min(count - lag, max(short.windowFrames, lag))
+        guard newest > 0 else { return false }
+        let start = count - newest
+        let product = long.loadedProduct(from: start, lag: lag, count: newest)
+        let energies = long.loadedEnergy(from: start, count: newest) * long.loadedEnergy(from: start - lag, count: newest)
+        let limit = strokeMaximumCorrelation
+        // r < limit, without the square root: the product's sign, then its square.
+        return product <= 0 || product * product < limit * limit * energies
     }
 
     /// Whether the window is a struck membrane ringing (a tom's body) rather than a note: its
