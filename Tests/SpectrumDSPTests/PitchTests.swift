@@ -802,6 +802,48 @@ import SpectrumCore
         #expect(noiseAlone.allSatisfy { !$0.pitch.hasNote }, "pink noise alone at \(sampleRateHz) Hz: \(noiseAlone.filter { $0.pitch.hasNote }.count) notes")
     }
 
+    /// Harmonic tones (eight partials at 1/k, as the corpus's synthetic control) in pink noise
+    /// as loud as they are, after the noise alone for 1.5 s. The correlation at the note's
+    /// period scatters about the threshold; where it falls just under while twice the period
+    /// (whose segments are shorter, so r scatters more) reaches it, the first key maximum is
+    /// the octave below, and its frequency (41–104 Hz here) is too low for references about it
+    /// within the window (`partialReferenceMinimumBins`), so the pink noise there, loudest at
+    /// low frequencies, passes for its fundamental: the octave below is read, then held. On main
+    /// 16, 19 and 34 of 405 frames at 44.1, 48 and 96 kHz read an octave low. A known issue
+    /// (docs/accuracy.md, pitch finding 24): weighing that fundamental against the noise's band
+    /// floor instead (11, 13 and 2) read the tuning part's clean organ and choir an octave up.
+    @Test(arguments: sampleRates)
+    func harmonicTonesInPinkNoiseAtZeroDecibelsAreNotReadAnOctaveLow(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopFrames = Int((sampleRateHz / 60).rounded())
+        let leadSeconds = 1.5, noteSeconds = 1.5
+        let leadFrames = Int(leadSeconds * sampleRateHz)
+        let partials = (1...8).map { 1 / Double($0) }
+        func rms(_ signal: ArraySlice<Float>) -> Float { (signal.reduce(0) { $0 + $1 * $1 } / Float(signal.count)).squareRoot() }
+        var octaveLow = 0, within = 0, scoredFrames = 0, counts: [String] = []
+        for (index, note) in [40, 44, 48, 52, 56].enumerated() {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: noteSeconds)
+            var signal = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: leadSeconds + noteSeconds, seed: UInt64(30 + index))
+            let noiseScale = rms(tone[...]) / rms(signal[leadFrames...])
+            for sample in 0..<signal.count { signal[sample] *= noiseScale }
+            for sample in 0..<tone.count { signal[leadFrames + sample] += tone[sample] }
+            analyzer.reset()
+            let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames])
+            let noteStart = frames.firstIndex { $0.streamFrame >= Int64(leadFrames) }!
+            let scored = frames[(noteStart + 10)...]
+            let low = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note - 12)) < 0.5 }.count
+            let right = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
+            octaveLow += low
+            within += right
+            scoredFrames += scored.count
+            counts.append("MIDI \(note): \(right) right, \(low) an octave low")
+        }
+        withKnownIssue("the octave below of a note in loud pink noise is taken for the note (docs/accuracy.md, pitch finding 24)") {
+            #expect(octaveLow * 100 <= scoredFrames, "at \(sampleRateHz) Hz, of \(scoredFrames) frames: \(counts.joined(separator: "; "))")
+        }
+    }
+
     /// A steady display: a note's first shown reading is within 5 cents of where it settles
     /// (its reading 250 ms on), after silence, after noise and after another note.
     @Test(arguments: sampleRates)
