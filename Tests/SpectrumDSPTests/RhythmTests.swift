@@ -146,11 +146,10 @@ import SpectrumCore
         }
     }
 
-    /// When the music stops, the tempo and the beats should stop soon after: lights must not
-    /// pulse on into the silence between songs. A known issue: on digital silence the silence
-    /// gate's statistics (the raw flux's variance, τ = 3 s) take ~20 s to fall under its
-    /// threshold, while the normalised autocorrelation, a ratio, keeps reading the old period as
-    /// both its lags decay alike; so the tempo and beats go on for 20.5 s (docs/dsp.md, tempo).
+    /// When the music stops, the tempo and the beats stop soon after: lights must not pulse on
+    /// into the silence between songs. (The silence gate read the flux's variance with the
+    /// tempo memory, τ = 3 s, and closed ~20 s into digital silence: tempo and beats went on
+    /// 20.5 s; now over the last `silenceWindowSeconds`.)
     @Test(arguments: sampleRates)
     func aGrooveThatStopsLosesItsTempoAndBeatsWithinFiveSeconds(sampleRateHz: Double) throws {
         let stopSeconds = 10.0, unlockedWithinSeconds = 5.0
@@ -161,10 +160,8 @@ import SpectrumCore
             let label = "\(pattern.name) at \(sampleRateHz) Hz"
             Self.expectLocked(frames, signal, bpm: 120, fromSeconds: 6, toSeconds: stopSeconds, label)
             let lastLocked = frames.last { $0.tempo.bpm != 0 || $0.beat.isBeat }.map { Self.seconds($0, sampleRateHz) } ?? 0
-            withKnownIssue("the tempo and beats go on ~20 s into digital silence") {
-                #expect(lastLocked > stopSeconds && lastLocked < stopSeconds + unlockedWithinSeconds,
-                        "\(label): tempo or beats until \(lastLocked) s, the music stopped at \(stopSeconds) s")
-            }
+            #expect(lastLocked > stopSeconds && lastLocked < stopSeconds + unlockedWithinSeconds,
+                    "\(label): tempo or beats until \(lastLocked) s, the music stopped at \(stopSeconds) s")
         }
     }
 

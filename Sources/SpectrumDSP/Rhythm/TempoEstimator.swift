@@ -111,6 +111,13 @@ struct TempoEstimator: ~Copyable {
         /// changes and the tuning part; 1 s dropped the lock again on funk 98 → 112 and
         /// 128 → 140 (6.0 and 5.0 s), 1.5 s on 128 → 140 (5.5 s).
         var reviewSeconds: Double = 2.0
+        /// The span (s) over which the silence gate reads the raw onset signal's variance (the
+        /// last this many seconds, equally weighted). It was the tempo memory's one-pole average
+        /// (τ = 3 s), whose variance after a groove stops decays from the groove's and took ~20 s
+        /// of digital silence to close the gate, while the normalised autocorrelation (a ratio)
+        /// kept reading the old period: tempo and beats went on 20.5 s into the silence. 2 s
+        /// holds two beats at 60 BPM, so a sparse slow groove keeps it open.
+        var silenceWindowSeconds: Double = 2.0
         /// The beat grid's octave evidence (`GridOctaveEvidence`) is an opinion on the pair of
         /// octaves it runs between: for the double tempo when the upper-band onsets halfway
         /// between its beats reach this share of those on them (a two-step's snares)…
@@ -209,10 +216,11 @@ struct TempoEstimator: ~Copyable {
     private let hatLeadProducts: RealtimeBuffer
     private let hatLeadWeights: RealtimeBuffer
     private var hatsAreALayer = false
-    /// Running mean and mean square of the raw onset signal (the silence gate).
-    private var fluxMean: Float = 0
-    private var fluxMeanSquare: Float = 0
-    private var fluxWeight: Float = 0
+    /// The raw onset signal of the last `Parameters.silenceWindowSeconds` (a ring; the silence
+    /// gate), the next slot to write and how many slots hold a value.
+    private let recentFlux: RealtimeBuffer
+    private var recentFluxIndex = 0
+    private var recentFluxCount = 0
     private var hopsUntilEstimate: Int
     /// The last three estimates in BPM, newest first (0 = no tempo).
     private var recent: (Float, Float, Float) = (0, 0, 0)
@@ -292,6 +300,7 @@ struct TempoEstimator: ~Copyable {
         fadingStep = max(step, Float(1 - exp(-hopSeconds / parameters.fadingMemorySeconds)))
         fadingHoldEstimates = Int((parameters.fadingHoldSeconds / Self.estimateIntervalSeconds).rounded())
         reviewEstimates = max(1, Int((parameters.reviewSeconds / Self.estimateIntervalSeconds).rounded()))
+        recentFlux = RealtimeBuffer(count: max(2, Int((parameters.silenceWindowSeconds * frameRateHz).rounded())))
         let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
@@ -309,10 +318,10 @@ struct TempoEstimator: ~Copyable {
     /// Real-time safe; O(lags).
     @_noLocks
     mutating func update(flux: Float, hatFlux: Float, grid: GridOctaveEvidence) {
-        // 1) Silence gate statistics on the raw signal.
-        fluxWeight += step * (1 - fluxWeight)
-        fluxMean += step * (flux - fluxMean)
-        fluxMeanSquare += step * (flux * flux - fluxMeanSquare)
+        // 1) The raw signal for the silence gate.
+        recentFlux[recentFluxIndex] = flux
+        recentFluxIndex = (recentFluxIndex + 1) % recentFlux.count
+        recentFluxCount = min(recentFluxCount + 1, recentFlux.count)
 
         // 2) Log compression; detrended, recursive autocorrelations (every lag that has data).
         let onset = onsetCorrelation.add(realtimeLog1p(Self.compressionGain * flux))
@@ -419,9 +428,7 @@ struct TempoEstimator: ~Copyable {
         // Every period in the range needs a warm-up's worth of products (the first ~2 s).
         guard onsetCorrelation.hasData(atLag: min(lagCount - 1, Int(maximumLag) + 1)) else { return 0 }
         // Silence gate: steady tones and silence have (nearly) no flux variance.
-        let mean = fluxMean / max(fluxWeight, 1e-9)
-        let variance = fluxMeanSquare / max(fluxWeight, 1e-9) - mean * mean
-        guard variance >= Self.silenceVariance else { return 0 }
+        guard recentFluxVariance() >= Self.silenceVariance else { return 0 }
         onsetCorrelation.normalise()
         hatCorrelation.normalise()
         updateHatLayer()
@@ -788,8 +795,22 @@ struct TempoEstimator: ~Copyable {
         hatCorrelation.reset()
         hatsAreALayer = false
         fadingEstimatesLeft = 0
-        fluxMean = 0
-        fluxMeanSquare = 0
-        fluxWeight = 0
+        recentFlux.fill(with: 0)
+        recentFluxIndex = 0
+        recentFluxCount = 0
+    }
+
+    /// The variance of the raw onset signal over the last `Parameters.silenceWindowSeconds`
+    /// (the slots filled so far). Real-time safe; O(window), once per estimate.
+    @_noLocks
+    private func recentFluxVariance() -> Float {
+        guard recentFluxCount > 1 else { return 0 }
+        var sum: Float = 0, sumOfSquares: Float = 0
+        for slot in 0..<recentFluxCount {
+            sum += recentFlux[slot]
+            sumOfSquares += recentFlux[slot] * recentFlux[slot]
+        }
+        let mean = sum / Float(recentFluxCount)
+        return sumOfSquares / Float(recentFluxCount) - mean * mean
     }
 }
