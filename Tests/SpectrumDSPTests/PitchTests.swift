@@ -767,6 +767,18 @@ import SpectrumCore
         }
     }
 
+    /// Pink noise (`seed`) for `afterSeconds` and then with `tone` added, the noise scaled to the
+    /// tone's RMS over the tone's span (0 dB SNR).
+    static func toneInPinkNoiseAsLoud(_ tone: [Float], afterSeconds: Double, sampleRateHz: Double, seed: UInt64) -> [Float] {
+        let leadFrames = Int(afterSeconds * sampleRateHz)
+        func rms(_ signal: ArraySlice<Float>) -> Float { (signal.reduce(0) { $0 + $1 * $1 } / Float(signal.count)).squareRoot() }
+        var signal = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: afterSeconds + Double(tone.count) / sampleRateHz, seed: seed)
+        let noiseScale = rms(tone[...]) / rms(signal[leadFrames...])
+        for sample in 0..<signal.count { signal[sample] *= noiseScale }
+        for sample in 0..<min(tone.count, signal.count - leadFrames) { signal[leadFrames + sample] += tone[sample] }
+        return signal
+    }
+
     /// Notes in pink noise as loud as they are (0 dB SNR, RMS against RMS), after the noise
     /// alone for 1.5 s: the unweighted window is half noise, so a note correlates at r ≈ 0.5,
     /// under the threshold of 0.55, and D3 (147 Hz, where pink noise is loudest against the
@@ -780,14 +792,10 @@ import SpectrumCore
         let hopFrames = Int((sampleRateHz / 60).rounded())
         let leadSeconds = 1.5, noteSeconds = 1.5
         let leadFrames = Int(leadSeconds * sampleRateHz)
-        func rms(_ signal: ArraySlice<Float>) -> Float { (signal.reduce(0) { $0 + $1 * $1 } / Float(signal.count)).squareRoot() }
         for (index, note) in [50, 57, 64, 69, 76].enumerated() {
             let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
             let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05], sampleRateHz: sampleRateHz, seconds: noteSeconds)
-            var signal = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: leadSeconds + noteSeconds, seed: UInt64(10 + index))
-            let noiseScale = rms(tone[...]) / rms(signal[leadFrames...])
-            for sample in 0..<signal.count { signal[sample] *= noiseScale }
-            for sample in 0..<tone.count { signal[leadFrames + sample] += tone[sample] }
+            let signal = Self.toneInPinkNoiseAsLoud(tone, afterSeconds: leadSeconds, sampleRateHz: sampleRateHz, seed: UInt64(10 + index))
             analyzer.reset()
             let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames, 63, 1000])
             let noteStart = frames.firstIndex { $0.streamFrame >= Int64(leadFrames) }!
@@ -819,15 +827,11 @@ import SpectrumCore
         let leadSeconds = 1.5, noteSeconds = 1.5
         let leadFrames = Int(leadSeconds * sampleRateHz)
         let partials = (1...8).map { 1 / Double($0) }
-        func rms(_ signal: ArraySlice<Float>) -> Float { (signal.reduce(0) { $0 + $1 * $1 } / Float(signal.count)).squareRoot() }
         var octaveLow = 0, within = 0, scoredFrames = 0, counts: [String] = []
         for (index, note) in [40, 44, 48, 52, 56].enumerated() {
             let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
             let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: noteSeconds)
-            var signal = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: leadSeconds + noteSeconds, seed: UInt64(30 + index))
-            let noiseScale = rms(tone[...]) / rms(signal[leadFrames...])
-            for sample in 0..<signal.count { signal[sample] *= noiseScale }
-            for sample in 0..<tone.count { signal[leadFrames + sample] += tone[sample] }
+            let signal = Self.toneInPinkNoiseAsLoud(tone, afterSeconds: leadSeconds, sampleRateHz: sampleRateHz, seed: UInt64(30 + index))
             analyzer.reset()
             let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames])
             let noteStart = frames.firstIndex { $0.streamFrame >= Int64(leadFrames) }!
