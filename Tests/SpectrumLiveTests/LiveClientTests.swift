@@ -211,17 +211,18 @@ struct Citizenship {
     }
 
     @Test("Connections: --connect list, default first physical capture port, --no-connect")
-    func connections() throws {
+    func connections() async throws {
         let server = try PrivateJackServer()
         defer { server.stop() }
         let physical = try LiveClient(configuration: liveConfiguration(server: server, connections: .physicalCapture, name: "physical"))
         defer { physical.stop() }
         #expect(physical.connectedSources == ["system:capture_1"])
-        #expect(physical.connections() == [["system:capture_1"]])
+        // The server applies a connection in its own time: poll, then show what it holds.
+        #expect(await eventually(within: 5) { physical.connections() == [["system:capture_1"]] }, "\(physical.connections())")
 
         let listed = try LiveClient(configuration: liveConfiguration(server: server, connections: .ports(["system:capture_2", "system:capture_1"]), channels: 2, name: "listed"))
         defer { listed.stop() }
-        #expect(listed.connections() == [["system:capture_2"], ["system:capture_1"]])
+        #expect(await eventually(within: 5) { listed.connections() == [["system:capture_2"], ["system:capture_1"]] }, "\(listed.connections())")
 
         let unconnected = try LiveClient(configuration: liveConfiguration(server: server, connections: .none, name: "alone"))
         defer { unconnected.stop() }
