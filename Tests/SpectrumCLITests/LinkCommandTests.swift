@@ -80,7 +80,8 @@ struct LinkCommandTests {
         defer { rig.stop() }
         let peer = try LinkPythonPeer(network: rig.network, bpm: 100)
         defer { peer.stop() }
-        usleep(1_000_000)
+        // Its session first (Python starts slowly on a loaded machine): it prints once enabled.
+        #expect(eventually(within: 30) { !peer.samples.isEmpty }, "the peer did not start")
         let spectrum = try rig.spectrum(["--link"] + (takingTheLead ? ["--link-lead"] : []), seconds: 14)
         let result = try #require(spectrum.waitForExit(within: 30))
         #expect(result.status == 0, "\(result.standardError)")
