@@ -29,6 +29,14 @@ public final class JackMidiDump: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// The events printed so far, while it runs (an unfinished last line left out). The monitor
+    /// prints from a thread of its own, behind the JACK cycles, and `stop()` kills it without
+    /// printing what it holds: poll this until the events expected are there, then stop it.
+    public func events() -> [Event] {
+        let text = (try? String(contentsOf: peer.logURL, encoding: .utf8)) ?? ""
+        return Self.parse(String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)]))
+    }
+
     /// Stops the monitor (so its output is complete) and returns every event it printed.
     public func stopAndReadEvents() -> [Event] {
         peer.stop(graceSeconds: 2)

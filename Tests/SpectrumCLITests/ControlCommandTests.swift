@@ -64,6 +64,8 @@ import Testing
         // 1) A4 at 440 Hz reads 0 cents; the reference moves to 442 and the cents follow (−7.85).
         let inTune = newest("/spectrum/pitch") { abs($0.floats[2]) < 1 }
         #expect(inTune.map { abs($0.floats[2]) < 1 } == true, "A4 at 440: \(String(describing: inTune))")
+        // The control socket is bound after the outputs start: what is sent before is lost.
+        #expect(spectrum.waitForStandardError(containing: "taking OSC control on"), "no control socket")
         Self.send("/spectrum/control/reference", port: controlPort) { lo_message_add_float($0, 442) }
         #expect(controlAnswer(for: "/spectrum/control/reference") == ["/spectrum/control/reference", "ok: reference A4 = 442 Hz"])
         let flat = newest("/spectrum/pitch") { abs($0.floats[2] + 7.85) < 1 }
@@ -140,6 +142,8 @@ import Testing
         }
         let hello = try nextText()
         #expect(hello["inputs"] as? [String] == ["kick"] && hello["input"] as? String == "kick", "\(hello)")
+        // The control socket is bound after the outputs start: what is sent before is lost.
+        #expect(spectrum.waitForStandardError(containing: "taking OSC control on"), "no control socket")
 
         Self.send("/spectrum/control/input/add", port: controlPort) { lo_message_add_string($0, "bass"); lo_message_add_string($0, high.outputPortName) }
         #expect(answer("/spectrum/control/input/add")?.last == "ok: input bass added under /spectrum/bass, from \(high.outputPortName)")

@@ -80,6 +80,10 @@ struct LinkCommandTests {
         defer { rig.stop() }
         let peer = try LinkPythonPeer(network: rig.network, bpm: 100)
         defer { peer.stop() }
+        // Its session first (Python starts slowly on a loaded machine): it prints once enabled;
+        // then, as before, a second for the session to be the older one when spectrum joins
+        // (without it the peer went to 120 in 2 of 3 loaded runs here; why is not established).
+        #expect(eventually(within: 30) { !peer.samples.isEmpty }, "the peer did not start")
         usleep(1_000_000)
         let spectrum = try rig.spectrum(["--link"] + (takingTheLead ? ["--link-lead"] : []), seconds: 14)
         let result = try #require(spectrum.waitForExit(within: 30))

@@ -24,19 +24,28 @@ struct MidiClockCommandTests {
         let osc = OSCReceiver()
         let spectrum = try RunningSpectrum(["run", "--server", server.name, "--connect", slow.outputPortName, "--connect", fast.outputPortName,
                                             "--midi-clock", "--midi-clock-connect", dump.inputPortName, "--midi-clock-connect", receiver.inputPortName,
-                                            "--osc", "127.0.0.1:\(osc.port)", "--duration", "52", "--quiet"])
+                                            "--osc", "127.0.0.1:\(osc.port)", "--quiet"])
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, Set(server.connections(of: "spectrum:midi_clock")) != [dump.inputPortName, receiver.inputPortName] { usleep(20_000) }
         #expect(Set(server.connections(of: "spectrum:midi_clock")) == [dump.inputPortName, receiver.inputPortName], "--midi-clock-connect")
 
-        let started = Date()
-        func wait(until seconds: Double) { osc.receive(timeoutSeconds: seconds + 1) { Date().timeIntervalSince(started) >= seconds } }
-        wait(until: 16)
+        // The phases are timed on the audio's clock (the player's cycles), not the wall's: a
+        // loaded machine's dummy driver loses time at each late cycle, and a phase timed on the
+        // wall then gives the tracker less audio than it needs (a run at load 16 ended the 128
+        // BPM phase still at 128.2). spectrum runs until the phases are over, then SIGINT.
+        let startCallbacks = slow.callbacks
+        func wait(untilAudioSeconds seconds: Double) {
+            osc.receive(timeoutSeconds: 3 * seconds + 10) { Double(slow.callbacks - startCallbacks) * 256 / 48_000 >= seconds }
+        }
+        wait(untilAudioSeconds: 16)
         slow.amplitude = 0
         fast.amplitude = 1
-        wait(until: 32)
+        wait(untilAudioSeconds: 32)
         fast.amplitude = 0
-        wait(until: 53)
+        wait(untilAudioSeconds: 52)
+        // The silence stopped the clock, not spectrum's own stop (which sends FC as well).
+        #expect(eventually(within: 5) { dump.events().contains { $0.status == 0xFC } }, "no FC after 20 s of silence")
+        spectrum.signal(SIGINT)
         let result = try #require(spectrum.waitForExit(within: 20), "spectrum did not stop")
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("MIDI clock on spectrum:midi_clock to \(dump.inputPortName), \(receiver.inputPortName)"))

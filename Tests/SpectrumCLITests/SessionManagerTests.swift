@@ -38,6 +38,8 @@ import Testing
         #expect(try String(contentsOfFile: stateFile, encoding: .utf8).contains("reference_hz: 440"))
 
         // 3) A change over OSC control: dirty; a save writes it and makes the client clean.
+        // The control socket is bound after the reply to open: what is sent before is lost.
+        #expect(spectrum.waitForStandardError(containing: "taking OSC control on"), "no control socket")
         ControlCommandTests.send("/spectrum/control/reference", port: controlPort) { lo_message_add_float($0, 442) }
         #expect(nsm.waitFor("/nsm/client/is_dirty") != nil, "no is_dirty after a change")
         nsm.save()
@@ -99,6 +101,8 @@ import Testing
         //    control: dirty.
         var synth = try ToneClient(serverName: server.name, clientName: "synth")
         defer { synth.stop() }
+        // The control socket is bound after the reply to open: what is sent before is lost.
+        #expect(spectrum.waitForStandardError(containing: "taking OSC control on"), "no control socket")
         ControlCommandTests.send("/spectrum/control/input/add", port: controlPort) {
             lo_message_add_string($0, "bass")
             lo_message_add_string($0, "synth:out")
@@ -230,6 +234,8 @@ import Testing
         let first = try String(contentsOfFile: stateFile, encoding: .utf8)
         #expect(first.contains("name: \"bass\"") && !first.contains("tempo_input"), "\(first)")
 
+        // The control socket is bound after the reply to open: what is sent before is lost.
+        #expect(spectrum.waitForStandardError(containing: "taking OSC control on"), "no control socket")
         ControlCommandTests.send("/spectrum/control/tempo_input", port: controlPort) { lo_message_add_string($0, "snare") }
         ControlCommandTests.send("/spectrum/control/tempo_input", port: controlPort) { lo_message_add_string($0, "bass") }
         #expect(nsm.waitFor("/nsm/client/is_dirty") != nil, "no is_dirty after the tempo input was switched")

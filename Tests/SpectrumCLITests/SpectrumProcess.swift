@@ -71,8 +71,8 @@ final class RunningSpectrum {
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = self.output, error = self.error, collected = self.collected
         readers = [
-            Thread { collected.output = output.fileHandleForReading.readDataToEndOfFile() },
-            Thread { collected.error = error.fileHandleForReading.readDataToEndOfFile() },
+            Thread { collected.read(output.fileHandleForReading, into: \.output) },
+            Thread { collected.read(error.fileHandleForReading, into: \.error) },
         ]
         try process.run()
         for reader in readers { reader.start() }
@@ -87,6 +87,12 @@ final class RunningSpectrum {
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
+    /// Waits until its standard error so far contains `text` (e.g. the line saying a socket is
+    /// bound: what it receives before then is lost); false if not within `seconds`.
+    func waitForStandardError(containing text: String, within seconds: Double = 10) -> Bool {
+        eventually(within: seconds) { String(decoding: collected.snapshot(\.error), as: UTF8.self).contains(text) }
+    }
+
     /// Waits for the exit; nil if it did not exit within `seconds` (then it is killed).
     func waitForExit(within seconds: Double) -> SpectrumProcess.Result? {
         let deadline = Date().addingTimeInterval(seconds)
@@ -98,15 +104,27 @@ final class RunningSpectrum {
         }
         while readers.contains(where: { !$0.isFinished }) { usleep(1000) }
         return SpectrumProcess.Result(status: process.terminationStatus,
-                                      standardOutput: String(decoding: collected.output, as: UTF8.self),
-                                      standardError: String(decoding: collected.error, as: UTF8.self))
+                                      standardOutput: String(decoding: collected.snapshot(\.output), as: UTF8.self),
+                                      standardError: String(decoding: collected.snapshot(\.error), as: UTF8.self))
     }
 }
 
-/// What the reader threads collected; read only after they finished.
+/// What the reader threads collected so far, under a lock (read while they run).
 private final class CollectedOutput: @unchecked Sendable {
-    var output = Data()
-    var error = Data()
+    private let lock = NSLock()
+    fileprivate var output = Data()
+    fileprivate var error = Data()
+
+    /// Appends what `handle` gives, as it comes, until its end.
+    func read(_ handle: FileHandle, into stream: ReferenceWritableKeyPath<CollectedOutput, Data>) {
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { return }
+            lock.withLock { self[keyPath: stream].append(chunk) }
+        }
+    }
+
+    func snapshot(_ stream: KeyPath<CollectedOutput, Data>) -> Data { lock.withLock { self[keyPath: stream] } }
 }
 
 /// A temporary directory, removed when the value is released.

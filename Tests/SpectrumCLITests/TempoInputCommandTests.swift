@@ -106,9 +106,10 @@ struct TempoInputCommandTests {
         let controlPort = ControlCommandTests.freePort()
         let spectrum = try RunningSpectrum(["run", "--server", server.name, "--input", "kick", "--input", "bass", "--tempo-input", "bass",
                                             "--control", "\(controlPort)", "--quiet", "--duration", "3"])
-        usleep(1_000_000)
+        // The control socket is bound after the client starts: what is sent before is lost.
+        #expect(spectrum.waitForStandardError(containing: "taking OSC control on"), "no control socket")
         ControlCommandTests.send("/spectrum/control/input/remove", port: controlPort) { lo_message_add_string($0, "bass") }
-        usleep(500_000)
+        _ = spectrum.waitForStandardError(containing: "input bass: it drives the tempo outputs")
         #expect(try server.listPorts().contains("spectrum:bass"), "the tempo input was removed")
         let result = try #require(spectrum.waitForExit(within: 10), "spectrum did not stop")
         #expect(result.standardError.contains("input bass: it drives the tempo outputs (--tempo-input), expected another input"), "\(result.standardError)")

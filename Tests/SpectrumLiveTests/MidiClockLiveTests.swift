@@ -49,6 +49,8 @@ struct MidiClockPort {
         // stop() sent FC before closing; the monitor saw the ticks, then FC.
         // A cycle lost to an xrun (at 64 frames a quiet VM has one or two a minute) can take a
         // tick with it on the monitor's side: each xrun the client saw may have cost one.
+        // The monitor prints behind the cycles and is killed unprinted: wait for the FC first.
+        _ = await eventually(within: 5) { dump.events().contains { $0.status == 0xFC } }
         let events = dump.stopAndReadEvents()
         let ticksSeen = events.filter { $0.status == 0xF8 }.count
         #expect(ticksSeen >= max(24 * 2, 24 * 4 - Int(status.xruns)), "the monitor saw \(ticksSeen) ticks, \(status.xruns) xruns")
@@ -127,7 +129,9 @@ struct MidiClockPort {
         // The receiver saw one FA, then ticks only until the FC of stop(); the last beat's ticks
         // near 128 BPM's 937.5 frames, far from 120 BPM's 1000 (the phase slew, at most 8 %,
         // may still be re-phasing them: measured 942–945 eight beats after the switch; a cycle
-        // JACK skips on a loaded machine makes one tick late).
+        // JACK skips on a loaded machine makes one tick late). The monitor prints behind the
+        // cycles and is killed unprinted: wait for the FC of stop() first.
+        _ = await eventually(within: 5) { dump.events().contains { $0.status == 0xFC } }
         let events = dump.stopAndReadEvents()
         let statuses = events.map(\.status)
         #expect(statuses.filter { $0 == 0xFA }.count == 1 && statuses.filter { $0 == 0xFC }.count <= 1, "\(statuses.filter { $0 != 0xF8 })")
@@ -229,7 +233,11 @@ struct MidiClockPort {
         defer { player.stop() }
         let ticking = await eventually(within: 30) { (client.status().midiClock?.ticks ?? 0) >= 48 }
         #expect(ticking, "\(String(describing: client.status().midiClock))")
-        try await Task.sleep(for: .milliseconds(300))
+        // The synth prints behind the cycles and is killed unprinted: wait for what is expected.
+        _ = await eventually(within: 5) {
+            let events = synth.events()
+            return events.contains { $0.status == 0xFA } && events.filter { $0.status == 0xF8 }.count >= 24
+        }
         let events = synth.stopAndReadEvents()
         #expect(events.contains { $0.status == 0xFA } && events.filter { $0.status == 0xF8 }.count >= 24, "synth got \(events.count) events")
         #expect(drums.stopAndReadEvents().isEmpty, "the port disconnected by hand got the clock")
@@ -244,7 +252,9 @@ struct MidiClockPort {
         var configuration = clockConfiguration(server: server)
         configuration.midiClockDestinations = [synth.inputPortName]
         let client = try LiveClient(configuration: configuration)
-        #expect(server.connections(of: "spectrum:midi_clock") == [synth.inputPortName])
+        // The server applies a connection in its own time: poll, then show what it holds.
+        #expect(await eventually(within: 5) { server.connections(of: "spectrum:midi_clock") == [synth.inputPortName] },
+                "\(server.connections(of: "spectrum:midi_clock"))")
         #expect(client.rememberedMidiClockDestinations() == [synth.inputPortName])
         client.stop()
 

@@ -26,7 +26,8 @@ struct MultipleInputs {
 
         #expect(client.inputNames == names)
         #expect(client.portNames == names.map { "\(client.clientName):\($0)" })
-        #expect(client.connections() == tones.map { [$0.outputPortName] })
+        // The server applies a connection in its own time: poll, then show what it holds.
+        #expect(await eventually(within: 5) { client.connections() == tones.map { [$0.outputPortName] } }, "connections: \(client.connections())")
         #expect(client.rememberedConnections().map(\.source) == tones.map(\.outputPortName))
         #expect(client.rememberedConnections().map(\.inputIndex) == [0, 1, 2])
 
@@ -225,7 +226,7 @@ struct MultipleInputs {
     }
 
     @Test("The default connections go to the inputs' ports in order, never to an empty slot")
-    func physicalCaptureToNamedInputs() throws {
+    func physicalCaptureToNamedInputs() async throws {
         let server = try PrivateJackServer()
         defer { server.stop() }
         var configuration = liveConfiguration(server: server, connections: .physicalCapture)
@@ -233,12 +234,13 @@ struct MultipleInputs {
         configuration.inputs = [LiveInput(name: "kick")]
         let one = try LiveClient(configuration: configuration)
         defer { one.stop() }
-        #expect(one.connections() == [["system:capture_1"]])
+        // The server applies a connection in its own time: poll, then show what it holds.
+        #expect(await eventually(within: 5) { one.connections() == [["system:capture_1"]] }, "\(one.connections())")
         configuration.inputs = [LiveInput(name: "kick"), LiveInput(name: "bass")]
         configuration.clientName = "two"
         let two = try LiveClient(configuration: configuration)
         defer { two.stop() }
-        #expect(two.connections() == [["system:capture_1"], ["system:capture_2"]])
+        #expect(await eventually(within: 5) { two.connections() == [["system:capture_1"], ["system:capture_2"]] }, "\(two.connections())")
     }
 
     @Test("A client started with one unnamed input refuses inputs at run time in one line")

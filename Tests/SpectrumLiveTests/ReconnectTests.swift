@@ -117,7 +117,7 @@ struct Reconnection {
             let status = client.status()
             #expect(status.serverLostSeconds == nil && !status.isShutDown)
             #expect(status.sampleRateHz == Double(restart.rate) && status.analysisSampleRateHz == Double(restart.rate))
-            #expect(await eventually(within: 2) { server.connections(of: "spectrum:in") == ["system:capture_1"] },
+            #expect(await eventually(within: 5) { server.connections(of: "spectrum:in") == ["system:capture_1"] },
                     "restart \(number + 1): \(server.connections(of: "spectrum:in"))")
             // The new analyser runs at the new rate: a 1 kHz tone peaks in its band.
             let tone = try ToneClient(serverName: server.name, frequencyHz: 1000, amplitude: 0.5)
@@ -130,7 +130,7 @@ struct Reconnection {
             #expect(frames.count >= 30 && loudest.allSatisfy { $0 == expected }, "restart \(number + 1) at \(restart.rate) Hz: loudest bands \(loudest), expected \(expected)")
             // The player comes back after spectrum: connected as soon as its port appears.
             metronome = try JackMetronome(server: server)
-            #expect(await eventually(within: 2) { Set(server.connections(of: "spectrum:in")) == ["system:capture_1", metronome.portName] },
+            #expect(await eventually(within: 5) { Set(server.connections(of: "spectrum:in")) == ["system:capture_1", metronome.portName] },
                     "restart \(number + 1): \(server.connections(of: "spectrum:in"))")
         }
         metronome.stop()

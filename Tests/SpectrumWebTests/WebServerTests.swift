@@ -30,15 +30,20 @@ import Testing
         var frame = AnalysisFrame()
         frame.bandCount = 128
         let frameCount = 600
+        let frameBytes = ViewFrameEncoder.byteCount(bandCount: 128) + 4   // + the WebSocket header
         var slowestPublishSeconds = 0.0
+        let pacingDeadline = Date().addingTimeInterval(30)
         for index in 0..<frameCount {
+            // Never more than 16 frames ahead of the reading client (its own frames may wait up
+            // to 4 in the server, the rest in its socket): a reader thread that a loaded machine
+            // starves is then not a slow client. The stuck one, which never reads, still fills.
+            while reading.bytes.load(ordering: .relaxed) < (index - 16) * frameBytes, Date() < pacingDeadline { usleep(1_000) }
             frame.streamFrame = Int64(index * 800)
             let start = Date()
             web.publish(frame)
             slowestPublishSeconds = max(slowestPublishSeconds, Date().timeIntervalSince(start))
             usleep(2_000)   // faster than 60 Hz: the stuck socket fills within the run
         }
-        let frameBytes = ViewFrameEncoder.byteCount(bandCount: 128) + 4   // + the WebSocket header
         let settle = Date().addingTimeInterval(10)
         while reading.bytes.load(ordering: .relaxed) < frameCount * frameBytes, Date() < settle { usleep(10_000) }
         let statistics = web.statistics

@@ -377,9 +377,14 @@ def check_oscquery(arguments):
         fail(f"HOST_INFO: expected OSC 127.0.0.1:{arguments.control_port} (the control input), got {host.osc_ip}:{host.osc_port}")
     ok(f"python-oscquery reads HOST_INFO: {host}")
 
-    time.sleep(1.0)  # frames flow, so every leaf has a VALUE
     for path, count in (("/spectrum/bands", 128), ("/spectrum/groups", 8), ("/spectrum/tempo", 2), ("/spectrum/level/db", 2)):
-        node = client.query_node(path)
+        # A leaf has a VALUE once frames flow, which a loaded machine may delay: poll, up to 15 s.
+        deadline = time.time() + 15
+        while True:
+            node = client.query_node(path)
+            if (node is not None and len(node.value or []) == count) or time.time() > deadline:
+                break
+            time.sleep(0.2)
         if node is None or node.full_path != path or int(node.access) != 1 or len(node.value or []) != count:
             fail(f"python-oscquery {path}: expected a read-only node with {count} values, got {node!r}")
     ok("python-oscquery reads /spectrum/bands (128 values), /groups, /tempo and /level/db as read-only nodes")
