@@ -286,3 +286,74 @@ extension TestSignals {
         }
     }
 }
+
+/// What plays through a drumless section (a breakdown): pads alone, or pads and a bass line.
+public enum DrumlessPart: Sendable {
+    /// Sustained chords, one a bar (`TestSignals.pads`).
+    case pads
+    /// The pads and a bass line: the chord's root on every beat (`TestSignals.pads`).
+    case padsAndBass
+}
+
+extension TestSignals {
+    /// A groove, a drumless breakdown of `breakdownBars` bars (`part`), the groove again, at one
+    /// tempo on one bar grid: each groove section lasts the whole bars that fill
+    /// `grooveSeconds`, so the breakdown starts and ends on a bar line. `beatTimesSeconds` holds
+    /// every beat, the breakdown's too (the grid a light show should keep).
+    /// Returns the signal and the breakdown's start and end in seconds.
+    public static func breakdown(_ pattern: DrumPattern, bpm: Double, grooveSeconds: Double = 12, breakdownBars: Int = 8,
+                                 part: DrumlessPart, sampleRateHz: Double,
+                                 offsetSeconds: Double = 0.137) -> (signal: RhythmSignal, startSeconds: Double, endSeconds: Double) {
+        let barSeconds = 4 * 60 / bpm
+        let start = offsetSeconds + (grooveSeconds / barSeconds).rounded(.up) * barSeconds
+        let end = start + Double(breakdownBars) * barSeconds
+        let drumless = DrumPattern(name: "drumless", events: [])
+        var signal = rhythm(sections: [(pattern, bpm, start), (drumless, bpm, end - start), (pattern, bpm, start - offsetSeconds)],
+                            sampleRateHz: sampleRateHz, offsetSeconds: offsetSeconds)
+        let pads = pads(bpm: bpm, bars: breakdownBars, sampleRateHz: sampleRateHz, withBass: part == .padsAndBass)
+        let first = Int((start * sampleRateHz).rounded())
+        for (offset, value) in pads.enumerated() where first + offset < signal.samples.count {
+            signal.samples[first + offset] += value
+        }
+        return (signal, start, end)
+    }
+
+    /// Pads: a chord a bar (Imaj7, IVmaj7, vi7, V7 on C3, as the tempo corpus's drumless intros),
+    /// each note two detuned voices (±4 cents: the slow beating of a chorus) of five harmonics
+    /// falling 6 dB an octave, a 250 ms attack and a 300 ms release overlapping the next chord;
+    /// `withBass`, the chord's root two octaves down on every beat (fundamental and octave, 10 ms
+    /// attack, 90 % of the beat, 30 ms release).
+    public static func pads(bpm: Double, bars: Int, sampleRateHz: Double, amplitude: Double = 0.04, withBass: Bool = false) -> [Float] {
+        let progression: [[Double]] = [[0, 4, 7, 11], [5, 9, 12, 16], [-3, 0, 4, 7], [7, 11, 14, 17]]
+        let barSeconds = 4 * 60 / bpm, attackSeconds = 0.25, releaseSeconds = 0.3
+        var samples = [Float](repeating: 0, count: Int((Double(bars) * barSeconds + releaseSeconds) * sampleRateHz))
+        for bar in 0..<bars {
+            let barStart = Double(bar) * barSeconds
+            for offset in progression[bar % progression.count] {
+                let fundamentalHz = frequencyHz(midiNote: 48 + offset)
+                for detuneCents in [-4.0, 4.0] {
+                    let voiceHz = fundamentalHz * pow(2, detuneCents / 1200)
+                    let first = Int(barStart * sampleRateHz), count = Int((barSeconds + releaseSeconds) * sampleRateHz)
+                    for index in 0..<count where first + index < samples.count {
+                        let time = Double(index) / sampleRateHz
+                        let envelope = min(1, time / attackSeconds) * (time > barSeconds ? max(0, 1 - (time - barSeconds) / releaseSeconds) : 1)
+                        var value = 0.0
+                        for harmonic in 1...5 { value += sin(2 * .pi * voiceHz * Double(harmonic) * time) / Double(harmonic) }
+                        samples[first + index] += Float(amplitude * envelope * value)
+                    }
+                }
+            }
+            guard withBass else { continue }
+            let rootHz = frequencyHz(midiNote: 36 + progression[bar % progression.count][0]), beatSeconds = 60 / bpm
+            for beat in 0..<4 {
+                let first = Int((barStart + Double(beat) * beatSeconds) * sampleRateHz), noteSeconds = 0.9 * beatSeconds
+                for index in 0..<Int((noteSeconds + 0.03) * sampleRateHz) where first + index < samples.count {
+                    let time = Double(index) / sampleRateHz
+                    let envelope = min(1, time / 0.01) * (time > noteSeconds ? max(0, 1 - (time - noteSeconds) / 0.03) : 1)
+                    samples[first + index] += Float(0.25 * envelope * (sin(2 * .pi * rootHz * time) + 0.5 * sin(4 * .pi * rootHz * time)))
+                }
+            }
+        }
+        return samples
+    }
+}

@@ -165,6 +165,36 @@ import SpectrumCore
         }
     }
 
+    /// A drumless breakdown (8 bars of pads between two drum sections) is music without a pulse:
+    /// the tempo and the beat grid should carry on through it (the confidence may fall), and when
+    /// the drums return the beats should be on them at once. Known issue (tempo finding 20): the
+    /// pads' estimates without a tempo, and their chorus's weak pulse, drop the lock 6.3–7.4 s
+    /// in, and the drums re-lock 2.4–4.8 s after their return; a flywheel that fixed this
+    /// synthetic class cost the tuning part 96 → 92 % (branch `s19-tempo-breakdown-attempt`).
+    @Test(arguments: [110.0, 120, 128])
+    func aDrumlessBreakdownKeepsTheTempoAndTheBeats(bpm: Double) throws {
+        try withKnownIssue("a drumless breakdown loses the tempo and the drums re-lock late") {
+            try expectTheTempoCarriesThroughABreakdown(bpm: bpm)
+        }
+    }
+
+    private func expectTheTempoCarriesThroughABreakdown(bpm: Double) throws {
+        for pattern in [DrumPattern.rock, .fourOnTheFloor] {
+            let (signal, start, end) = TestSignals.breakdown(pattern, bpm: bpm, part: .pads, sampleRateHz: 48_000)
+            let frames = try Self.frames(signal)
+            let label = "\(pattern.name) at \(bpm) BPM"
+            let inBreakdown = frames.filter { Self.seconds($0, 48_000) >= start && Self.seconds($0, 48_000) < end }
+            let wrong = inBreakdown.filter { abs(Double($0.tempo.bpm) - bpm) > 1 }
+            #expect(wrong.isEmpty, "\(label): \(wrong.count) of \(inBreakdown.count) breakdown frames off by more than 1 BPM, from \(wrong.first.map { Self.seconds($0, 48_000) - start } ?? 0) s in")
+            let beats = inBreakdown.filter { $0.beat.isBeat }.map { $0.beat.timeFrames / 48_000 }
+            let onGrid = beats.filter { abs(signal.nearestBeat(toSeconds: $0).errorSeconds) <= 0.07 }
+            let expected = signal.beatTimesSeconds.filter { $0 >= start && $0 < end }.count
+            #expect(onGrid.count == beats.count && beats.count >= expected - 1,
+                    "\(label): \(beats.count) beats in the breakdown (\(onGrid.count) within 70 ms of the grid) for \(expected)")
+            Self.expectLocked(frames, signal, bpm: bpm, fromSeconds: end, toSeconds: end + 6, "\(label) after the breakdown")
+        }
+    }
+
     @Test func clickOnsetsAreFoundAtTheirSample() throws {
         for sampleRateHz in Self.sampleRates {
             let signal = TestSignals.clickTrain(bpm: 100, sampleRateHz: sampleRateHz, seconds: 4)
