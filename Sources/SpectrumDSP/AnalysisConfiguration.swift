@@ -197,6 +197,15 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// energy; 0: the energy falls at all (without this condition voice oohs lost 23 clean
     /// frames on the tuning part; docs/accuracy.md, Pitch, finding 21).
     public var membraneDecayDecibelsPerSecond: Double = 0
+    /// A membrane's body glides down as it rings (its tension falls with its amplitude), a
+    /// string's or a bar's pitch holds: a near-pure decaying window is a membrane when its
+    /// aperiodic share (over `membraneAperiodicShare`) plus its pitch's mean fall since the
+    /// energy last rose, in cents per second (over this), exceeds 1: one score of the two.
+    /// FluidR3's toms that still read were near-pure (share 0.85–0.96) and repeating (r
+    /// 0.95–1.00) while falling; 800, the falling-pitch term's rate, refused 35 of their 216
+    /// frames, 400 and 600 a few more for many more sung frames (docs/accuracy.md, Pitch,
+    /// finding 26). 0 = off (the aperiodic share alone).
+    public var membraneGlideCentsPerSecond: Double = 800
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
     /// Semitones the player's written note lies above the sounding one (B♭ instrument: 2, E♭

@@ -68,6 +68,8 @@ struct PitchDetector: ~Copyable {
     private let membraneFundamentalShare: Float
     private let membraneAperiodicShare: Float
     private let membraneEnergyRatio: Float
+    /// `membraneGlideCentsPerSecond` per hop (0 = off).
+    private let membraneGlideCentsPerHop: Float
     /// Half the width of the fundamental's main lobe in the long window's spectrum, in Hz: two
     /// resolution widths (sample rate / window frames) of its rectangular window, which hold
     /// 95 % of a steady sinusoid's energy (at most half the pitch: less).
@@ -225,6 +227,7 @@ struct PitchDetector: ~Copyable {
         membraneFundamentalShare = Float(configuration.membraneFundamentalShare)
         membraneAperiodicShare = Float(configuration.membraneAperiodicShare)
         membraneEnergyRatio = Float(pow(10, -configuration.membraneDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
+        membraneGlideCentsPerHop = Float(configuration.membraneGlideCentsPerSecond * hopSeconds)
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
@@ -635,7 +638,10 @@ struct PitchDetector: ~Copyable {
     /// `frequencyHz`. The rectangular window's leakage leaves a pure tone's share at ≤ 0.95, so
     /// the energy beyond the fundamental never reads under ~5 %: a pure note's vibrato or decay
     /// does not make it a membrane. The decay keeps a singer's legato step (the last note still
-    /// in the window, a second tone that does not repeat at the new period) a note.
+    /// in the window, a second tone that does not repeat at the new period) a note. Once its
+    /// modes have died a tom's body repeats as well as a string, but its pitch still falls: the
+    /// aperiodic share over its limit and the mean fall since the glide started (`pitchFalls`)
+    /// over `membraneGlideCentsPerHop` are one score, a membrane above 1.
     @_noLocks
     private func isMembrane(correlation: Float, frequencyHz: Float, spectrum: UnsafePointer<fftwf_complex>,
                             energy: Float, earlierEnergy: Float) -> Bool {
@@ -649,7 +655,17 @@ struct PitchDetector: ~Copyable {
         for bin in lowest...highest { fundamental += power(spectrum[bin]) }
         // Parseval for the unnormalised real transform: the bins between DC and Nyquist count twice.
         let share = min(1, 2 * fundamental / (Float(long.fftSize) * energy))
-        return share > membraneFundamentalShare && 1 - correlation > membraneAperiodicShare * (1 - share)
+        guard share > membraneFundamentalShare else { return false }
+        // One score: the share of the energy beyond the fundamental that does not repeat, and
+        // the body's mean glide down since the glide started (`pitchFalls`: the energy's last
+        // rise), each against its own limit.
+        var score = (1 - correlation) / (membraneAperiodicShare * (1 - share))
+        let startHz = glideStartHz
+        if membraneGlideCentsPerHop > 0, glideHops > 0, startHz > frequencyHz {
+            let fallCents = 1200 * _unsafePerformance { log2f(startHz / frequencyHz) }
+            score += fallCents / (membraneGlideCentsPerHop * Float(glideHops))
+        }
+        return score > 1
     }
 
     /// Whether the pitch read this hop, `frequencyHz`, is a drum's body gliding down as it rings:
