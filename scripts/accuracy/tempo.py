@@ -742,7 +742,8 @@ def report(labels, tools, command, elapsed, quick, librosa_note, holdout=False):
         "tempo is wrong; **±4 %** likewise. A second line also counts a reading within ±2 BPM of the truth's in-range "
         f"octave when the truth lies outside Spectrum's default range ({BPM_RANGE[0]:.0f}–{BPM_RANGE[1]:.0f} BPM; × ½ or × 2), "
         "which is what issue 14 asks a tracker limited to that range to read (`rock-186` at 93); the strict line stays "
-        "the headline.")
+        "the headline. The lock has such a line too: a track outside the range counts as locked from the earlier of "
+        "its lock to the truth and its lock to the in-range octave.")
     lines.append(
         "- **Lock**: the first time after which every reading stays within ±2 BPM of the truth up to the end "
         "of the segment, its last 0.5 s excluded (from 0 s; for intro tracks from the drums' entry; after a change from the change). "
