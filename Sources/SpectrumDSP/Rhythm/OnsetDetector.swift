@@ -55,7 +55,9 @@ struct OnsetDetector: ~Copyable {
     private var lastOnsetFrame: Double = -1e12
     private var lastEventFrame: Double = -1e12
     private var lastHatOnsetFrame: Double = -1e12
-    private var lastBassOnsetFrame: Double = -1e12
+    /// The bass onset held for the minimum gap, in case a stronger one follows (strength 0: none).
+    private var pendingBassStrength: Float = 0
+    private var pendingBassFrame: Double = 0
     private var primed = false
 
     static var logGain: Float { 1e6 }
@@ -194,9 +196,18 @@ struct OnsetDetector: ~Copyable {
             lastHatOnsetFrame = result.timeFrames
             result.hatStrength = hatStrength
         }
-        if bassStrength > 0 && result.timeFrames - lastBassOnsetFrame >= minimumGapFrames {
-            lastBassOnsetFrame = result.timeFrames
-            result.bassStrength = bassStrength
+        // A bass onset is the strongest within the minimum gap, given once the gap has passed:
+        // with the low threshold, a weak rise just before a kick (a bass note's end) would
+        // otherwise take the kick's place.
+        let bassFrame = bassStrength > 0 ? result.timeFrames : Double(hopEndFrame)
+        if pendingBassStrength > 0 && bassFrame - pendingBassFrame >= minimumGapFrames {
+            result.bassStrength = pendingBassStrength
+            result.bassTimeFrames = pendingBassFrame
+            pendingBassStrength = 0
+        }
+        if bassStrength > pendingBassStrength {
+            pendingBassStrength = bassStrength
+            pendingBassFrame = result.timeFrames
         }
         if gridStrength > 0 && result.timeFrames - lastOnsetFrame >= minimumGapFrames {
             lastOnsetFrame = result.timeFrames
@@ -221,7 +232,7 @@ struct OnsetDetector: ~Copyable {
         lastOnsetFrame = -1e12
         lastEventFrame = -1e12
         lastHatOnsetFrame = -1e12
-        lastBassOnsetFrame = -1e12
+        pendingBassStrength = 0
         primed = false
     }
 }
@@ -283,6 +294,8 @@ struct OnsetResult {
     var eventTimeFrames: Double = 0
     /// Strength of the hat band's spectral onset for the beat grid (0: none), at `timeFrames`.
     var hatStrength: Float = 0
-    /// Strength of the bass band's onset for the beat grid (0: none), at `timeFrames`.
+    /// Strength of the bass band's onset for the beat grid (0: none), at `bassTimeFrames` (at
+    /// least the minimum gap before this hop: the strongest within the gap).
     var bassStrength: Float = 0
+    var bassTimeFrames: Double = 0
 }
