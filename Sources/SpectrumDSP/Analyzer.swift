@@ -312,6 +312,7 @@ public struct Analyzer: ~Copyable {
                                          transient: hatTransients.take())
         latestFrame.pointee.onset = OnsetReading(strength: onset.eventStrength, timeFrames: onset.eventTimeFrames)
         if onset.hatStrength > 0 { beatTracker.addHatOnset(timeFrames: onset.timeFrames, strength: onset.hatStrength) }
+        if onset.bassStrength > 0 { beatTracker.addBassOnset(timeFrames: onset.bassTimeFrames, strength: onset.bassStrength) }
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
         // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal, one
         //    scored decision that also weighs what the beat grid measured about its octave.

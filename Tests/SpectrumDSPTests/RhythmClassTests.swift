@@ -55,21 +55,15 @@ import SpectrumCore
     /// kicks of 1-a and 3-a, at 44.1, 48 and 96 kHz. Its snares follow a kick by a sixteenth and
     /// pass the grid's threshold barely (strength ~0.1 against the kicks' 0.5–0.65), so the
     /// grid a sixteenth early (two kicks a bar) has nearly the strength of the beat's (a kick
-    /// and two snares): with an onset's presence on the grid weighed 0.25 (`phasePresenceWeight`)
-    /// the two tie within 3 % and 120 BPM at 96 kHz lands 125 ms early; 0.5 lands it, but moved
-    /// a one-drop of the tempo corpus onto its skank (docs/accuracy.md, tempo finding 21): a
-    /// known issue for that case.
+    /// and two snares), and 120 BPM at 96 kHz landed 125 ms early. The bass band's onsets (the
+    /// snares' bodies and the bass note on 3 besides the kick on 1, against two kicks) decide
+    /// (`phaseBassPresenceWeight`; tempo findings 21 and 23).
     @Test(arguments: [44_100.0, 48_000.0, 96_000.0])
     func funkLandsItsBeatsOnTheKick(sampleRateHz: Double) throws {
         for bpm in [104.0, 116.0, 120.0] {
             let signal = TestSignals.rhythm(.funk, segments: [(bpm, 14)], sampleRateHz: sampleRateHz)
             let frames = try RhythmTests.frames(signal)
-            let check = { RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: 14, "funk \(bpm) BPM at \(sampleRateHz) Hz") }
-            if bpm == 120 && sampleRateHz == 96_000 {
-                withKnownIssue("the grid's phase ties funk's beat with its kicks a sixteenth early; the onsets at the threshold decide (issue 14)") { check() }
-            } else {
-                check()
-            }
+            RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: 14, "funk \(bpm) BPM at \(sampleRateHz) Hz")
         }
     }
 

@@ -8,7 +8,8 @@ import SpectrumCore
 ///   `reseedTolerance` from the grid's): the period comes from the agreed tempo; the phase is the
 ///   one that best explains the onsets of the last `phaseSearchSeconds`: each onset is tried as the
 ///   anchor, and scored by the onsets within ±`matchTolerance` of a period of its grid, each by
-///   `phasePresenceWeight` plus its strength.
+///   `phasePresenceWeight` plus its strength, and by the bass band's onsets there, each by
+///   `phaseBassPresenceWeight`.
 /// - **Tracking** (at every onset): a weighted least-squares line `t = anchor + k·period` through
 ///   the onsets within ±`matchTolerance` of a period of the grid (beat index k), over the last
 ///   `fitSeconds`, weights `(0.25 + strength)·exp(−age / fitMemorySeconds)`. Onsets between
@@ -36,11 +37,11 @@ struct BeatTracker {
     private var onsetBassShares = InlineArray<32, Float>(repeating: 0)
     private var onsetCount = 0
     private var onsetWrite = 0
-    /// Hat-band onsets (time, strength), a ring like the onsets': which beats the hats mark.
-    private var hatTimes = InlineArray<32, Double>(repeating: 0)
-    private var hatStrengths = InlineArray<32, Float>(repeating: 0)
-    private var hatCount = 0
-    private var hatWrite = 0
+    /// Hat-band onsets: which beats the hats mark.
+    private var hatOnsets = BandOnsets()
+    /// Bass-band onsets (kicks, bass notes, snare bodies): which grid holds the low band on its
+    /// beats.
+    private var bassOnsets = BandOnsets()
     /// Set when the grid was halved onto the beats its hats mark: the upper band's phase
     /// re-check stays off until the next seeding (a one-drop's skank chords fill the off-beats).
     private var phaseFromHats = false
@@ -75,6 +76,11 @@ struct BeatTracker {
     /// stronger ones. 0.5 lands funk's snares (barely over the threshold) rather than its kicks a
     /// sixteenth early, but puts the one-drop's grid on its skank chords (tempo finding 21).
     static var phasePresenceWeight: Double { 0.25 }
+    /// What a bass-band onset near a grid point adds to the anchor's score (its strength does
+    /// not count: funk's kicks on 1-a and 3-a are as strong as the one on 1): the beat's grid
+    /// holds the bass notes and snare bodies between the kicks, a grid a sixteenth off only
+    /// some of the kicks.
+    static var phaseBassPresenceWeight: Double { 0.25 }
 
     init(configuration: RhythmConfiguration, sampleRateHz: Double) {
         self.sampleRateHz = sampleRateHz
@@ -88,10 +94,13 @@ struct BeatTracker {
     /// Records a hat-band onset. Real-time safe.
     @_noLocks
     mutating func addHatOnset(timeFrames: Double, strength: Float) {
-        hatTimes[hatWrite] = timeFrames
-        hatStrengths[hatWrite] = strength
-        hatWrite = (hatWrite + 1) & 31
-        hatCount = min(hatCount + 1, 32)
+        hatOnsets.add(timeFrames: timeFrames, strength: strength)
+    }
+
+    /// Records a bass-band onset. Real-time safe.
+    @_noLocks
+    mutating func addBassOnset(timeFrames: Double, strength: Float) {
+        bassOnsets.add(timeFrames: timeFrames, strength: strength)
     }
 
     /// Records an onset and, when locked, refits the grid. Real-time safe.
@@ -261,6 +270,8 @@ struct BeatTracker {
             let anchor = onsetTimes[candidate]
             guard now - anchor <= phaseSearchFrames else { continue }
             let score = gridSupport(anchor: anchor, period: period, now: now, upperBandOnly: false)
+                + Self.phaseBassPresenceWeight * bassOnsets.support(anchor: anchor, period: period, now: now, windowFrames: phaseSearchFrames,
+                                                                    presenceWeight: 1, strengthWeight: 0)
             if score > bestScore {
                 bestScore = score
                 bestAnchor = anchor
@@ -309,25 +320,11 @@ struct BeatTracker {
     /// (`phaseSwitchRatio`), or nil.
     @_noLocks
     private func hatMarkedAnchor(_ first: Double, or second: Double, period: Double, now: Double) -> Double? {
-        let firstHats = hatSupport(anchor: first, period: period, now: now)
-        let secondHats = hatSupport(anchor: second, period: period, now: now)
+        let firstHats = hatOnsets.support(anchor: first, period: period, now: now, windowFrames: fitFrames, presenceWeight: 0, strengthWeight: 1)
+        let secondHats = hatOnsets.support(anchor: second, period: period, now: now, windowFrames: fitFrames, presenceWeight: 0, strengthWeight: 1)
         if firstHats > Self.phaseSwitchRatio * secondHats { return first }
         if secondHats > Self.phaseSwitchRatio * firstHats { return second }
         return nil
-    }
-
-    /// Hat onsets near the grid points over the last `fitSeconds`, by strength and closeness.
-    @_noLocks
-    private func hatSupport(anchor: Double, period: Double, now: Double) -> Double {
-        var support = 0.0
-        for slot in 0..<hatCount {
-            let time = hatTimes[slot]
-            guard now - time <= fitFrames else { continue }
-            let beats = (time - anchor) / period
-            let deviation = abs(beats - realtimeRound(beats))
-            if deviation <= Self.matchTolerance { support += Double(hatStrengths[slot]) * (1 - deviation / Self.matchTolerance) }
-        }
-        return support
     }
 
     /// Weighted least squares through the onsets near the grid.
@@ -396,8 +393,8 @@ struct BeatTracker {
         relearn()
         onsetCount = 0
         onsetWrite = 0
-        hatCount = 0
-        hatWrite = 0
+        hatOnsets.reset()
+        bassOnsets.reset()
         lastBeatFrame = 0
         seenGeneration = 0
     }
@@ -420,4 +417,43 @@ struct GridOctaveEvidence {
     /// The weaker of the stronger parity's two upper-band accent classes over the stronger
     /// (1: a backbeat every two beats; 0: every four, as at double the tempo).
     var fourBeatAccentShare: Float = 1
+}
+
+/// The last 32 onsets of one band (hats, bass), in stream frames, with their strengths.
+/// Real-time safe (inline storage).
+struct BandOnsets {
+    private var times = InlineArray<32, Double>(repeating: 0)
+    private var strengths = InlineArray<32, Float>(repeating: 0)
+    private var count = 0
+    private var write = 0
+
+    @_noLocks
+    mutating func add(timeFrames: Double, strength: Float) {
+        times[write] = timeFrames
+        strengths[write] = strength
+        write = (write + 1) & 31
+        count = min(count + 1, 32)
+    }
+
+    @_noLocks
+    mutating func reset() {
+        count = 0
+        write = 0
+    }
+
+    /// The onsets within ±`BeatTracker.matchTolerance` of a grid point over the last
+    /// `windowFrames`, each by `presenceWeight + strengthWeight·strength` and its closeness.
+    @_noLocks
+    func support(anchor: Double, period: Double, now: Double, windowFrames: Double, presenceWeight: Double, strengthWeight: Double) -> Double {
+        let tolerance = BeatTracker.matchTolerance
+        var support = 0.0
+        for slot in 0..<count {
+            let time = times[slot]
+            guard now - time <= windowFrames else { continue }
+            let beats = (time - anchor) / period
+            let deviation = abs(beats - realtimeRound(beats))
+            if deviation <= tolerance { support += (presenceWeight + strengthWeight * Double(strengths[slot])) * (1 - deviation / tolerance) }
+        }
+        return support
+    }
 }

@@ -21,7 +21,9 @@ import SpectrumCore
 /// that steady noise gives almost none), which also fire on high transients found in the samples
 /// (`HatTransientDetector`, same k), so that hi-hats are reported without reaching the beat grid.
 /// The hat band's spectral flux (5–16 kHz) gives the beat grid its **hat onsets** (k =
-/// `hatGridThresholdDeviations`) and the tempo its hat cue.
+/// `hatGridThresholdDeviations`) and the tempo its hat cue; the bass band's (the flux's part up
+/// to `emphasisCornerHz`, against its own threshold) its **bass onsets** (k =
+/// `bassGridThresholdDeviations`): kicks, bass notes and snare bodies, for the grid's phase.
 ///
 /// `init` allocates; `detect` is real-time safe.
 struct OnsetDetector: ~Copyable {
@@ -46,12 +48,16 @@ struct OnsetDetector: ~Copyable {
     /// How many samples of history the detector reads (the history must hold them).
     var historyFrames: Int { attackLocator.historyFrames }
 
-    /// Running statistics of the flux and of the hat band's flux.
+    /// Running statistics of the flux, of the hat band's flux and of the bass band's.
     private var fluxStatistics: RunningStatistics
     private var hatStatistics: RunningStatistics
+    private var bassStatistics: RunningStatistics
     private var lastOnsetFrame: Double = -1e12
     private var lastEventFrame: Double = -1e12
     private var lastHatOnsetFrame: Double = -1e12
+    /// The bass onset held for the minimum gap, in case a stronger one follows (strength 0: none).
+    private var pendingBassStrength: Float = 0
+    private var pendingBassFrame: Double = 0
     private var primed = false
 
     static var logGain: Float { 1e6 }
@@ -67,6 +73,10 @@ struct OnsetDetector: ~Copyable {
     static var gridThresholdDeviations: Float { 1.5 }
     /// k of the hat band's spectral onsets given to the beat grid (its hat-parity check).
     static var hatGridThresholdDeviations: Float { 0.75 }
+    /// k of the bass band's onsets given to the beat grid (its phase choice): against the bass
+    /// band's own statistics a bass note or a snare's body counts beside the kicks, which the
+    /// whole flux's threshold leaves out.
+    static var bassGridThresholdDeviations: Float { 0.75 }
     /// The reported onsets' flux must also reach this multiple of its running mean: a drum hit
     /// stands far above the mean, a stationary signal's excursions do not (white noise at
     /// −25 dBFS: ~5 reported onsets a second without it, ~0.2 with it; onset F on the FluidR3
@@ -102,6 +112,7 @@ struct OnsetDetector: ~Copyable {
         eventDeviations = Float(configuration.onsetThresholdDeviations)
         fluxStatistics = RunningStatistics(intervalSeconds: Double(hopFrames) / sampleRateHz, timeConstantSeconds: configuration.onsetStatisticsSeconds)
         hatStatistics = fluxStatistics
+        bassStatistics = fluxStatistics
         minimumGapFrames = configuration.onsetMinimumGapMilliseconds / 1000 * sampleRateHz
         attackLocator = AttackLocator(sampleRateHz: sampleRateHz, searchFrames: hopFrames + hopFrames / 2)
     }
@@ -145,6 +156,7 @@ struct OnsetDetector: ~Copyable {
         // The hat band's flux log-compressed (as the tempo's onset signal), so that open hats and
         // crashes do not raise its threshold far above quiet closed hats.
         hatFlux = lastBin < hatFirstBin ? realtimeLog1p(Self.hatCompressionGain * finiteOr(hatFlux / Float(hatBinCount), 0)) : 0
+        let bassFlux = finiteOr(lowFlux, 0)
         var result = OnsetResult(flux: flux, hatFlux: hatFlux, strength: 0, timeFrames: 0, bassShare: 0, eventStrength: 0)
         guard primed else {
             // The first hop has no predecessor: its "rise" from nothing is not an onset.
@@ -159,14 +171,17 @@ struct OnsetDetector: ~Copyable {
         let eventThreshold = max(fluxStatistics.threshold(deviations: eventDeviations, floor: Self.absoluteFloor),
                                  Self.eventMeanRatio * fluxStatistics.mean)
         let hatThreshold = hatStatistics.threshold(deviations: Self.hatGridThresholdDeviations, floor: Self.absoluteFloor)
+        let bassThreshold = bassStatistics.threshold(deviations: Self.bassGridThresholdDeviations, floor: Self.absoluteFloor)
         fluxStatistics.add(flux)
         hatStatistics.add(hatFlux)
+        bassStatistics.add(bassFlux)
 
         // 3) Decisions with the minimum gap (each its own), then the exact time.
         let hatStrength = Self.strength(hatFlux, above: hatThreshold)
         let fluxEventStrength = Self.strength(flux, above: eventThreshold)
         let gridStrength = Self.strength(flux, above: gridThreshold)
-        if fluxEventStrength > 0 || gridStrength > 0 || hatStrength > 0 {
+        let bassStrength = Self.strength(bassFlux, above: bassThreshold)
+        if fluxEventStrength > 0 || gridStrength > 0 || hatStrength > 0 || bassStrength > 0 {
             result.timeFrames = attackLocator.locate(history: history, hopEndFrame: hopEndFrame)
         }
         // The reported onset: the flux's (at the exact time) or the transient's, the stronger.
@@ -180,6 +195,19 @@ struct OnsetDetector: ~Copyable {
         if hatStrength > 0 && result.timeFrames - lastHatOnsetFrame >= minimumGapFrames {
             lastHatOnsetFrame = result.timeFrames
             result.hatStrength = hatStrength
+        }
+        // A bass onset is the strongest within the minimum gap, given once the gap has passed:
+        // with the low threshold, a weak rise just before a kick (a bass note's end) would
+        // otherwise take the kick's place.
+        let bassFrame = bassStrength > 0 ? result.timeFrames : Double(hopEndFrame)
+        if pendingBassStrength > 0 && bassFrame - pendingBassFrame >= minimumGapFrames {
+            result.bassStrength = pendingBassStrength
+            result.bassTimeFrames = pendingBassFrame
+            pendingBassStrength = 0
+        }
+        if bassStrength > pendingBassStrength {
+            pendingBassStrength = bassStrength
+            pendingBassFrame = result.timeFrames
         }
         if gridStrength > 0 && result.timeFrames - lastOnsetFrame >= minimumGapFrames {
             lastOnsetFrame = result.timeFrames
@@ -200,9 +228,11 @@ struct OnsetDetector: ~Copyable {
         previousLogPower.fill(with: 0)
         fluxStatistics.reset()
         hatStatistics.reset()
+        bassStatistics.reset()
         lastOnsetFrame = -1e12
         lastEventFrame = -1e12
         lastHatOnsetFrame = -1e12
+        pendingBassStrength = 0
         primed = false
     }
 }
@@ -264,4 +294,8 @@ struct OnsetResult {
     var eventTimeFrames: Double = 0
     /// Strength of the hat band's spectral onset for the beat grid (0: none), at `timeFrames`.
     var hatStrength: Float = 0
+    /// Strength of the bass band's onset for the beat grid (0: none), at `bassTimeFrames` (at
+    /// least the minimum gap before this hop: the strongest within the gap).
+    var bassStrength: Float = 0
+    var bassTimeFrames: Double = 0
 }
