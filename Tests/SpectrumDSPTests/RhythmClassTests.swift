@@ -56,20 +56,17 @@ import SpectrumCore
     /// pass the grid's threshold barely (strength ~0.1 against the kicks' 0.5–0.65), so the
     /// grid a sixteenth early (two kicks a bar) has nearly the strength of the beat's (a kick
     /// and two snares): with an onset's presence on the grid weighed 0.25 (`phasePresenceWeight`)
-    /// the two tie within 3 % and 120 BPM at 96 kHz lands 125 ms early; 0.5 lands it, but moved
-    /// a one-drop of the tempo corpus onto its skank (docs/accuracy.md, tempo finding 21): a
-    /// known issue for that case.
+    /// the two tie within 3 % and 120 BPM at 96 kHz landed 125 ms early; 0.5 landed it, but moved
+    /// a one-drop of the tempo corpus onto its skank (docs/accuracy.md, tempo finding 21). Since
+    /// the bar's lags are read after 0.75 s of products (tempo finding 23) that case lands too,
+    /// not understood: the tie is still there, so a change to when the grid is seeded may move
+    /// it again.
     @Test(arguments: [44_100.0, 48_000.0, 96_000.0])
     func funkLandsItsBeatsOnTheKick(sampleRateHz: Double) throws {
         for bpm in [104.0, 116.0, 120.0] {
             let signal = TestSignals.rhythm(.funk, segments: [(bpm, 14)], sampleRateHz: sampleRateHz)
             let frames = try RhythmTests.frames(signal)
-            let check = { RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: 14, "funk \(bpm) BPM at \(sampleRateHz) Hz") }
-            if bpm == 120 && sampleRateHz == 96_000 {
-                withKnownIssue("the grid's phase ties funk's beat with its kicks a sixteenth early; the onsets at the threshold decide (issue 14)") { check() }
-            } else {
-                check()
-            }
+            RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: 14, "funk \(bpm) BPM at \(sampleRateHz) Hz")
         }
     }
 
@@ -171,6 +168,22 @@ import SpectrumCore
                 #expect(shown.wrong == 0, "\(pattern.name) \(bpm): \(shown.wrong) of \(shown.of) readings from \(shownBySeconds) s off \(bpm) (0 = none yet), e.g. \(shown.example)")
             }
         }
+    }
+
+    /// A slow syncopated groove (swung hip-hop at 72–90 BPM, funk at 90) is shown within 4 s
+    /// of the start, and right from then on. Until its 4-beat bar's lag (2.7–3.3 s) holds its
+    /// products, a faster relative whose bars are read sooner wins the first estimates; with
+    /// the bar's lags read after 1 s of products like every other, each of these was shown
+    /// at 4.5 s (last wrong reading 4.48 s), with 0.75 s (`TempoEstimator.Parameters.barWarmUpSeconds`)
+    /// at 4.0 s (3.98 s; 48 kHz, offline; docs/accuracy.md, tempo finding 23).
+    @Test(arguments: [("swung hip-hop", 72.0), ("swung hip-hop", 78.0), ("swung hip-hop", 90.0), ("funk", 90.0)])
+    func aSlowSyncopatedGrooveIsShownWithinFourSeconds(style: String, bpm: Double) throws {
+        let patterns = ["swung hip-hop": DrumPattern.swungHipHop, "funk": .funk]
+        let pattern = try #require(patterns[style])
+        let signal = TestSignals.rhythm(pattern, segments: [(bpm, 8)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        let shown = Self.wrongReadings(frames, bpm: bpm, fromSeconds: 4.0)
+        #expect(shown.wrong == 0, "\(pattern.name) \(bpm): \(shown.wrong) of \(shown.of) readings from 4 s off \(bpm) (0 = none yet), e.g. \(shown.example)")
     }
 
     /// A sudden change is followed within 4.5 s. Measured (offline, 48 kHz), last wrong reading
