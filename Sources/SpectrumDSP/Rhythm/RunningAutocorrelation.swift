@@ -14,6 +14,8 @@ struct RunningAutocorrelation: ~Copyable {
     /// Normaliser a lag must reach before it is read (its few first products, e.g. with the
     /// loud start of a signal, would otherwise count as a whole average).
     private let minimumWeight: Float
+    /// The lowest normaliser any reading may ask for (`normalise()` stores every lag with it).
+    private let earliestWeight: Float
     /// Detrended signal: a power-of-two ring stored twice over (each value at i and i + size),
     /// so the newest `lagCount` values are always one contiguous run and the lag loop vectorises.
     private let detrended: RealtimeBuffer
@@ -34,11 +36,13 @@ struct RunningAutocorrelation: ~Copyable {
     private var hopsOfSignal = 0
 
     /// Allocates; not real-time safe. `step` is the recursion's β, `minimumWeight` the
-    /// normaliser a lag must reach to be read.
-    init(lagCount: Int, detrendHops: Int, step: Float, minimumWeight: Float) {
+    /// normaliser a lag must reach to be read, `earliestWeight` the least a reading may ask for
+    /// instead (`minimumWeight:` of `hasData`, `normalised(at:)`, `boxNormalised`).
+    init(lagCount: Int, detrendHops: Int, step: Float, minimumWeight: Float, earliestWeight: Float? = nil) {
         self.lagCount = lagCount
         self.step = step
         self.minimumWeight = minimumWeight
+        self.earliestWeight = min(minimumWeight, earliestWeight ?? minimumWeight)
         var size = 1
         while size < lagCount { size <<= 1 }
         detrended = RealtimeBuffer(count: 2 * size, repeating: 0)
@@ -96,13 +100,15 @@ struct RunningAutocorrelation: ~Copyable {
 
     /// Whether `lag` has enough products to be read. Real-time safe.
     @inline(__always) @_noLocks
-    func hasData(atLag lag: Int) -> Bool { lag >= 0 && lag < lagCount && weight[lag] >= minimumWeight }
+    func hasData(atLag lag: Int, minimumWeight threshold: Float? = nil) -> Bool {
+        lag >= 0 && lag < lagCount && weight[lag] >= (threshold ?? minimumWeight)
+    }
 
     /// Normalised autocorrelation at an integer lag, from the running sums. Real-time safe.
     @inline(__always) @_noLocks
     func normalised(_ lag: Int) -> Float {
         let zero = correlation[0] / max(weight[0], 1e-9)
-        guard zero > 0, hasData(atLag: lag) else { return 0 }
+        guard zero > 0, hasData(atLag: lag, minimumWeight: earliestWeight) else { return 0 }
         return correlation[lag] / weight[lag] / zero
     }
 
@@ -115,10 +121,10 @@ struct RunningAutocorrelation: ~Copyable {
     /// Normalised autocorrelation at a fractional lag (linear interpolation) as of the last
     /// `normalise()`; 0 beyond the lags that hold data. Real-time safe.
     @inline(__always) @_noLocks
-    func normalised(at lag: Float) -> Float {
+    func normalised(at lag: Float, minimumWeight threshold: Float? = nil) -> Float {
         guard lag >= 0 else { return 0 }
         let lower = Int(lag)
-        guard hasData(atLag: lower + 1) else { return 0 }
+        guard hasData(atLag: lower + 1, minimumWeight: threshold) else { return 0 }
         let fraction = lag - Float(lower)
         return normalisedCorrelation[lower] * (1 - fraction) + normalisedCorrelation[lower + 1] * fraction
     }
@@ -130,28 +136,28 @@ struct RunningAutocorrelation: ~Copyable {
     /// point it reads up to a quarter low against one that lasts whole hops; the box evens the
     /// two out. Real-time safe.
     @_noLocks
-    func boxNormalised(at lag: Float, widthLags: Float) -> Float {
+    func boxNormalised(at lag: Float, widthLags: Float, minimumWeight threshold: Float? = nil) -> Float {
         // A box of no width is the point reading (and never a division by zero).
-        guard widthLags > 0 else { return normalised(at: lag) }
+        guard widthLags > 0 else { return normalised(at: lag, minimumWeight: threshold) }
         let start = lag - 0.5 * widthLags, end = lag + 0.5 * widthLags
         guard start >= 0 else { return 0 }
         // Trapezoids of the interpolation between the whole lags inside the box.
         var sum: Float = 0
-        var left = start, atLeft = normalised(at: start)
+        var left = start, atLeft = normalised(at: start, minimumWeight: threshold)
         var knot = Float(Int(start) + 1)
         while knot < end {
-            let atKnot = normalised(at: knot)
+            let atKnot = normalised(at: knot, minimumWeight: threshold)
             sum += 0.5 * (knot - left) * (atLeft + atKnot)
             left = knot
             atLeft = atKnot
             knot += 1
         }
-        sum += 0.5 * (end - left) * (atLeft + normalised(at: end))
+        sum += 0.5 * (end - left) * (atLeft + normalised(at: end, minimumWeight: threshold))
         return sum / (end - start)
     }
 
     /// The per-lag normalised autocorrelation (inspection; allocates).
-    var normalisedValues: [Float] { (0..<lagCount).map { normalised($0) } }
+    var normalisedValues: [Float] { (0..<lagCount).map { hasData(atLag: $0) ? normalised($0) : 0 } }
 
     /// Drops the averages; keeps the recent signal, so lags fill again from data in hand.
     /// Real-time safe.

@@ -111,6 +111,13 @@ struct TempoEstimator: ~Copyable {
         /// changes and the tuning part; 1 s dropped the lock again on funk 98 → 112 and
         /// 128 → 140 (6.0 and 5.0 s), 1.5 s on 128 → 140 (5.5 s).
         var reviewSeconds: Double = 2.0
+        /// Products (s) a bar lag (2–4 beats, `barRepetition`) needs to be read, against
+        /// `warmUpSeconds` for every other reading: a slow groove's 4-beat bar (2.4–2.9 s at
+        /// 84–100 BPM) has a warm-up's worth only ~3.5–4 s in, and until then its faster relatives
+        /// (funk's 4⁄3 pulse, a one-drop's double), whose bars are read sooner, win the first
+        /// estimates (tempo finding 24). 0.5 and 0.75 locked the same three tuning tracks sooner
+        /// and moved nothing else; 0.35 one of them 0.5 s more.
+        var barWarmUpSeconds: Double = 0.75
         /// The span (s) over which the silence gate reads the raw onset signal's variance (the
         /// last this many seconds, equally weighted). It was the tempo memory's one-pole average
         /// (τ = 3 s), whose variance after a groove stops decays from the groove's and took ~20 s
@@ -205,6 +212,8 @@ struct TempoEstimator: ~Copyable {
     /// The hat band's recursion step (τ = `hatMemorySeconds`).
     private let hatStep: Float
     private let estimateIntervalHops: Int
+    /// The normaliser a bar lag must reach to be read (`Parameters.barWarmUpSeconds`).
+    private let barMinimumWeight: Float
     /// The compressed onset signal's running autocorrelation, lags 0 ..< lagCount.
     private var onsetCorrelation: RunningAutocorrelation
     /// The hat band's onset signal's, lags up to one period of the slowest tempo: whether the
@@ -304,7 +313,9 @@ struct TempoEstimator: ~Copyable {
         let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
-        onsetCorrelation = RunningAutocorrelation(lagCount: lagCount, detrendHops: detrendHops, step: step, minimumWeight: minimumWeight)
+        barMinimumWeight = Float(1 - exp(-parameters.barWarmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
+        onsetCorrelation = RunningAutocorrelation(lagCount: lagCount, detrendHops: detrendHops, step: step, minimumWeight: minimumWeight,
+                                                  earliestWeight: barMinimumWeight)
         hatStep = Float(1 - exp(-hopSeconds / Self.hatMemorySeconds))
         hatCorrelation = RunningAutocorrelation(lagCount: Int(maximumLag.rounded(.up)) + 3, detrendHops: detrendHops, step: hatStep,
                                                 minimumWeight: Float(1 - exp(-Self.warmUpSeconds / Self.hatMemorySeconds)) * 0.999)
@@ -547,16 +558,16 @@ struct TempoEstimator: ~Copyable {
     /// How strongly the onset signal repeats at a bar of `lag`: the largest autocorrelation at
     /// two, three or four of its beats, each read over a window `Parameters.barWindowLags` wide
     /// (the mean over it: in effect the sum of the whole lags around the multiple, so a
-    /// repetition split between two lags counts whole; those with data; early on, when none
-    /// has, at the period itself, which says nothing for or against a bar).
+    /// repetition split between two lags counts whole; those with `Parameters.barWarmUpSeconds`
+    /// of products; early on, when none has, at the period itself, which says nothing for or against a bar).
     @_noLocks
     private func barRepetition(_ lag: Float) -> Float {
         let widthLags = parameters.barWindowLags
         var best = -Float.infinity
         for beats in 2...4 {
             let position = lag * Float(beats)
-            guard onsetCorrelation.hasData(atLag: Int(position + 0.5 * widthLags) + 1) else { break }
-            best = max(best, onsetCorrelation.boxNormalised(at: position, widthLags: widthLags))
+            guard onsetCorrelation.hasData(atLag: Int(position + 0.5 * widthLags) + 1, minimumWeight: barMinimumWeight) else { break }
+            best = max(best, onsetCorrelation.boxNormalised(at: position, widthLags: widthLags, minimumWeight: barMinimumWeight))
         }
         return best > -Float.infinity ? best : normalised(at: lag)
     }
