@@ -153,6 +153,13 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// 10 dB/s: a drum decays (its slowest tom 17 dB/s), while a note in loud noise whose
     /// estimates wander keeps its window's energy (pink noise at 0 dB lost frames without it).
     public var fallingPitchDecayDecibelsPerSecond: Double = 10
+    /// A pitch that has risen more than this (cents) above its lowest since the last attack (a
+    /// window energy rise over 1.5 dB in ~50 ms) turns back up: a singer's vibrato, not a drum's
+    /// body, whose pitch only falls from its stroke on. Its falls then count for neither the
+    /// falling-pitch term nor the membrane score's glide (0 = every fall counts). 15 cents: 10
+    /// and 15 gave the tuning part's notes back alike (voice 79.10 → 79.23 %), 20–60 fewer; no
+    /// drum frame changed at any value (docs/accuracy.md, Pitch, finding 28).
+    public var fallingPitchRiseCents: Double = 15
     /// A window is a stroke dying, not a note, when it repeats at its period no better than this
     /// (normalised correlation r: 1 − r of its energy is aperiodic) while its newest half holds
     /// `strokeEnergyFallDecibels` less energy than its oldest: a snare's wires, a stick's click or

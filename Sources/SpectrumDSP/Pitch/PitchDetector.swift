@@ -55,6 +55,8 @@ struct PitchDetector: ~Copyable {
     private let fallingPitchCents: Float
     private let fallingPitchCentsPerHop: Float
     private let fallingPitchEnergyRatio: Float
+    /// `fallingPitchRiseCents` as a frequency ratio (0 = off): a pitch that turns back up.
+    private let fallingPitchRiseRatio: Float
     /// `strokeMaximumCorrelation`, `strokeEnergyFallDecibels`, and `strokeArrivalFallDecibels`
     /// and `strokeArrivalSpreadDecibels` as power ratios (the spread 0 = off): what makes a
     /// window a stroke dying, or one dying as the next arrives (`isStroke`).
@@ -84,6 +86,11 @@ struct PitchDetector: ~Copyable {
     private var glideHops = 0
     /// Whether this glide has been found to be a drum's body: it stays one until it starts again.
     private var glideIsDrum = false
+    /// The lowest pitch read since the last attack (an energy rise of `octaveHoldReleaseRatio`
+    /// over the decay look-back, a larger step or a hop without any pitch), and whether the
+    /// pitch has since risen by more than `fallingPitchRiseRatio` above it: a vibrato.
+    private var glideLowestHz: Float = 0
+    private var glideTurnedUp = false
     /// ~50 ms of hops: a window's energy wobbles with the phase of a low note from hop to hop,
     /// a trend over several hops does not.
     private let decayLookbackHops: Int
@@ -220,6 +227,7 @@ struct PitchDetector: ~Copyable {
         fallingPitchCents = Float(configuration.fallingPitchCents)
         fallingPitchCentsPerHop = Float(configuration.fallingPitchCentsPerSecond * hopSeconds)
         fallingPitchEnergyRatio = Float(pow(10, -configuration.fallingPitchDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
+        fallingPitchRiseRatio = configuration.fallingPitchRiseCents > 0 ? Float(pow(2, configuration.fallingPitchRiseCents / 1200)) : 0
         strokeMaximumCorrelation = Float(configuration.strokeMaximumCorrelation)
         strokeEnergyFallDecibels = Float(configuration.strokeEnergyFallDecibels)
         strokeArrivalFallRatio = Float(pow(10, configuration.strokeArrivalFallDecibels / 10))
@@ -661,7 +669,7 @@ struct PitchDetector: ~Copyable {
         // rise), each against its own limit.
         var score = (1 - correlation) / (membraneAperiodicShare * (1 - share))
         let startHz = glideStartHz
-        if membraneGlideCentsPerHop > 0, glideHops > 0, startHz > frequencyHz {
+        if membraneGlideCentsPerHop > 0, glideHops > 0, !glideTurnedUp, startHz > frequencyHz {
             let fallCents = 1200 * _unsafePerformance { log2f(startHz / frequencyHz) }
             score += fallCents / (membraneGlideCentsPerHop * Float(glideHops))
         }
@@ -681,22 +689,33 @@ struct PitchDetector: ~Copyable {
     /// starts again (a tom's slower tail is the same drum). The glide is followed over
     /// consecutive hops that read a pitch, gated or not, in steps of at most
     /// `glideStepLimitCents`; a larger step, a hop without any pitch or an energy rise over the
-    /// decay look-back (a new note, a new syllable, a new stroke) starts it again. Called once
-    /// per hop that reads a pitch.
+    /// decay look-back (a new note, a new syllable, a new stroke) starts it again. A pitch that
+    /// has turned back up by more than `fallingPitchRiseRatio` since the last attack (a rise of
+    /// `octaveHoldReleaseRatio`: a vibrato's swell is smaller) is a singer's vibrato, whose every
+    /// swing down would otherwise be a glide: its falls count for neither this term nor the
+    /// membrane score. Called once per hop that reads a pitch.
     @_noLocks
     private mutating func pitchFalls(_ frequencyHz: Float, energy: Float, earlierEnergy: Float) -> Bool {
         glideReadThisHop = true
         let previous = glidePreviousHz, limit = Self.glideStepLimitCents
-        if previous <= 0 || energy > earlierEnergy || abs(1200 * _unsafePerformance { log2f(frequencyHz / previous) }) > limit {
+        let jumps = previous <= 0 || abs(1200 * _unsafePerformance { log2f(frequencyHz / previous) }) > limit
+        if jumps || energy > earlierEnergy {
             glideStartHz = frequencyHz
             glideHops = 0
             glideIsDrum = false
         } else {
             glideHops += 1
         }
+        if jumps || energy > earlierEnergy * Self.octaveHoldReleaseRatio {
+            glideLowestHz = frequencyHz
+            glideTurnedUp = false
+        } else {
+            glideLowestHz = min(glideLowestHz, frequencyHz)
+            glideTurnedUp = glideTurnedUp || (fallingPitchRiseRatio > 0 && frequencyHz > glideLowestHz * fallingPitchRiseRatio)
+        }
         glidePreviousHz = frequencyHz
         guard !glideIsDrum else { return true }
-        guard fallingPitchCentsPerHop > 0, glideHops > 0, energy < earlierEnergy * fallingPitchEnergyRatio else { return false }
+        guard fallingPitchCentsPerHop > 0, glideHops > 0, !glideTurnedUp, energy < earlierEnergy * fallingPitchEnergyRatio else { return false }
         let start = glideStartHz
         let fallCents = 1200 * _unsafePerformance { log2f(start / frequencyHz) }
         glideIsDrum = fallCents > fallingPitchCents && fallCents > fallingPitchCentsPerHop * Float(glideHops)
@@ -872,6 +891,8 @@ struct PitchDetector: ~Copyable {
         glideReadThisHop = false
         glideHops = 0
         glideIsDrum = false
+        glideLowestHz = 0
+        glideTurnedUp = false
         spectraInARow = 0
         noiseWeighting.reset()
         _ = unvoiced()
