@@ -1020,12 +1020,11 @@ import SpectrumCore
     /// under the second partial, the third 20 dB, the fifth 30 dB). The wave repeats at the
     /// note's period, but only ~2 % better than at half of it (r 1.00 against 0.98), so the
     /// key-maximum rule reads the octave up, and the octave below (the note) meets neither the
-    /// 5 % margin (`octaveBelowCost`) nor the −20 dB support (`octaveBelowPowerRatio`). A weak
-    /// fundamental that is a pipe speaking pays no margin (`isWeakPipe`, finding 28), but this
-    /// one's third partial lies exactly at the −20 dB it asks (`weakOctaveBelowThirdPartialRatio`)
-    /// and its steady level wobbles about the fade limit: 2–15 of 28 frames from 150 ms on read
-    /// the note (0 before finding 28). With −25 dB every frame reads it, but the tuning part's
-    /// cello then reads an octave low more often. A known issue.
+    /// 5 % margin (`octaveBelowCost`) nor the −20 dB support (`octaveBelowPowerRatio`): every
+    /// frame from 150 ms on reads the octave up. A known issue: a weak fundamental told from
+    /// leakage by its frequency, with its third partial and its fade (finding 28), read 2–15 of
+    /// 28 frames per note (this one's third partial lies at that attempt's −20 dB limit), but
+    /// cost up to 21 µs a hop and was not kept.
     @Test(arguments: sampleRates)
     func anOrganWithAFourFootRankOverAWeakFundamentalIsTheNote(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
@@ -1048,10 +1047,10 @@ import SpectrumCore
 
     /// The organ above as FluidR3's E1–E3 sound (pitch finding 28): the 8' fundamental speaks
     /// late, rising at 60 dB/s from 40 dB under the 4' rank, its third partial 14 dB under it.
-    /// From 150 to 330 ms the fundamental lies 31 to 20 dB under the second partial, under the
+    /// From 150 to 350 ms the fundamental lies 31 to 19 dB under the second partial, under the
     /// −20 dB support, but it is the note's own partial (it reads its frequency), its third
-    /// partial sounds and it grows: the note is read (before finding 28 every frame read the
-    /// octave up).
+    /// partial sounds and it grows. Every frame reads the octave up (0 of 12–13 read the note).
+    /// A known issue: finding 28's evidence read ≥ 90 % of them but cost up to 21 µs a hop.
     @Test(arguments: sampleRates)
     func anOrganWhoseWeakFundamentalSpeaksUnderAFourFootRankIsTheNote(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
@@ -1073,12 +1072,14 @@ import SpectrumCore
             }
             let read = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
             let octaveUp = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note + 12)) < 0.5 }.count
-            #expect(read * 10 >= scored.count * 9,
-                    "MIDI \(note) at \(sampleRateHz) Hz: \(read) of \(scored.count) frames read the note, \(octaveUp) its octave up")
+            withKnownIssue("an organ's 8' speaking late under its 4' reads the octave up (docs/accuracy.md, pitch finding 28)") {
+                #expect(read * 10 >= scored.count * 9,
+                        "MIDI \(note) at \(sampleRateHz) Hz: \(read) of \(scored.count) frames read the note, \(octaveUp) its octave up")
+            }
         }
     }
 
-    /// The guard of the weak-fundamental evidence (docs/accuracy.md, pitch findings 27 and 28):
+    /// A guard for any weak-fundamental evidence (docs/accuracy.md, pitch findings 27 and 28):
     /// below ~207 Hz the Hann window's main lobe at a low note's fundamental leaks into half its
     /// frequency at −9 to −45 dB, so an exact harmonic tone or a bass string seems to hold a weak
     /// partial at its octave below. That leakage reads the note's frequency, not half of it, and

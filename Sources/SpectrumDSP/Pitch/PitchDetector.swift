@@ -110,18 +110,13 @@ struct PitchDetector: ~Copyable {
     /// a peak within ±10 Hz of its bin (bins are ~11.7 Hz).
     private let phaseSpanHops: Int
     private let phaseSpanFrames: Float
-    /// A hop: how far back a weak fundamental's fade is read (`isWeakPipe`).
-    private let hopFrames: Int
     /// The last `correctionCount` phase corrections in cents, newest at `correctionIndex − 1`,
     /// while the pitch stays within a semitone; `correctionsStored` of them valid.
     private let corrections: RealtimeBuffer
     private var correctionIndex = 0
     private var correctionsStored = 0
-    /// Hann window over the long window, for the octave decision's spectral evidence
-    /// (`fundamentalPowerRatio`), and its derivative per frame, for the frequency a partial
-    /// reads there (reassignment).
+    /// Hann window over the long window, for the octave decision's spectral evidence (`fundamentalPowerRatio`).
     private let hannWindow: RealtimeBuffer
-    private let hannDerivative: RealtimeBuffer
     /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
     private var previousFrequencyHz: Float = 0
     /// The last period chosen (0 = none): the octave decision's held period.
@@ -133,7 +128,7 @@ struct PitchDetector: ~Copyable {
     /// This hop's `fundamentalPowerRatio`s and the periods they were measured for (0 = none
     /// yet): the octave decision asks for at most two periods, maybe more than once.
     private var measuredRatioPeriods = (0, 0)
-    private var measuredRatios = (FundamentalEvidence(), FundamentalEvidence())
+    private var measuredRatios: (Float, Float) = (0, 0)
     private var hopsSinceVoiced = 0
     /// The long window's spectrum weighed against the input's steady noise before its
     /// correlation (`NoiseWeighting`): a note in loud noise correlates as the note.
@@ -235,7 +230,6 @@ struct PitchDetector: ~Copyable {
         membraneGlideCentsPerHop = Float(configuration.membraneGlideCentsPerSecond * hopSeconds)
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
-        hopFrames = Int((hopSeconds * sampleRateHz).rounded())
         let bins = long.fftSize / 2 + 1
         noiseWeighting = NoiseWeighting(bins: bins, hopSeconds: hopSeconds)
         pastSpectra = fftwf_alloc_complex(bins * (phaseSpanHops + 1))
@@ -245,11 +239,8 @@ struct PitchDetector: ~Copyable {
         let windowFrames = long.windowFrames
         membraneLobeHalfWidthHz = 2 * Float(sampleRateHz) / Float(windowFrames)
         hannWindow = RealtimeBuffer(count: windowFrames)
-        hannDerivative = RealtimeBuffer(count: windowFrames)
         for index in 0..<windowFrames {
-            let angle = 2 * Double.pi * (Double(index) + 0.5) / Double(windowFrames)
-            hannWindow[index] = Float(0.5 - 0.5 * cos(angle))
-            hannDerivative[index] = Float(Double.pi / Double(windowFrames) * sin(angle))
+            hannWindow[index] = Float(0.5 - 0.5 * cos(2 * Double.pi * (Double(index) + 0.5) / Double(windowFrames)))
         }
         corrections = RealtimeBuffer(count: Self.correctionCount)
     }
@@ -375,7 +366,7 @@ struct PitchDetector: ~Copyable {
     private mutating func decideOctave(firstKeyMaximum lag: Int?, shortEstimate: RawPitch?,
                                        history: borrowing SampleHistory, mean: Float) -> OctaveDecision.Candidate? {
         var candidates = OctaveDecision.Candidates()
-        var belowIsHeld = false, belowIsEstablished = false
+        var belowIsHeld = false
         if let lag, let logR = OctaveDecision.logCorrelation(signedSquare: long[lag]) {
             var first = OctaveDecision.Candidate(kind: OctaveDecision.Kind.firstKeyMaximum)
             first.exists = true
@@ -410,14 +401,11 @@ struct PitchDetector: ~Copyable {
                 candidate.lag = below
                 candidate.periodFrames = Float(below) + long.interpolatedPeak(at: below).offset
                 candidate.score = belowLogR - octave.octaveBelowCost
-                // A weak fundamental of its own pays `weakOctaveBelowCost` in place of the margin.
-                candidate.upside = max(0, octave.octaveBelowCost - octave.weakOctaveBelowCost)
                 if !belowIsHeld { candidate.downside = octave.unsupportedOctaveBelowCost }
                 // P without a partial leaves the octave below without its second one.
                 if candidates[OctaveDecision.Kind.octaveAbove].exists { candidate.downside += octave.absentFundamentalCost }
                 if belowIsHeld, heldHops >= establishedHops, long[below] >= confidenceThreshold * confidenceThreshold {
-                    candidate.upside += octave.establishedBonus
-                    belowIsEstablished = true
+                    candidate.upside = octave.establishedBonus
                 }
                 candidates[OctaveDecision.Kind.octaveBelow] = candidate
             }
@@ -438,22 +426,16 @@ struct PitchDetector: ~Copyable {
             guard !candidates[leader].resolved, candidates.isContested(leader) else { return candidates[leader] }
             var candidate = candidates[leader]
             // Negative: no partial standing out of the noise there (absent, whatever the ratio).
-            let evidence = fundamentalPowerRatio(period: candidate.lag, history: history, mean: mean)
-            let measured = evidence.powerRatio, ratio = abs(measured)
+            let measured = fundamentalPowerRatio(period: candidate.lag, history: history, mean: mean), ratio = abs(measured)
             if leader == OctaveDecision.Kind.firstKeyMaximum {
                 if measured < octave.absentFundamentalPowerRatio { candidate.score -= octave.absentFundamentalCost }
             } else if leader == OctaveDecision.Kind.octaveBelow {
-                // The fundamental's support: present, weak but a pipe speaking (`isWeakPipe`), or none.
-                if ratio < octave.octaveBelowPowerRatio && isWeakPipe(evidence) {
-                    candidate.score += octave.octaveBelowCost - octave.weakOctaveBelowCost
-                } else if !belowIsHeld && ratio < octave.octaveBelowPowerRatio {
-                    candidate.score -= octave.unsupportedOctaveBelowCost
-                }
+                if !belowIsHeld && ratio < octave.octaveBelowPowerRatio { candidate.score -= octave.unsupportedOctaveBelowCost }
                 if candidates[OctaveDecision.Kind.octaveAbove].exists,
-                   fundamentalPowerRatio(period: lag ?? 0, history: history, mean: mean).powerRatio < octave.absentFundamentalPowerRatio {
+                   fundamentalPowerRatio(period: lag ?? 0, history: history, mean: mean) < octave.absentFundamentalPowerRatio {
                     candidate.score -= octave.absentFundamentalCost
                 }
-                if belowIsEstablished && ratio >= octave.establishedPowerRatio && !fundamentalFades(period: candidate.lag) {
+                if candidate.upside > 0 && ratio >= octave.establishedPowerRatio && !fundamentalFades(period: candidate.lag) {
                     candidate.score += octave.establishedBonus
                 }
             }
@@ -762,7 +744,7 @@ struct PitchDetector: ~Copyable {
     /// `partialReferenceMinimumBins` of the window's resolution (below, the partial's own main
     /// lobe reaches the references).
     @_noLocks
-    private mutating func fundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> FundamentalEvidence {
+    private mutating func fundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
         if measuredRatioPeriods.0 == period { return measuredRatios.0 }
         if measuredRatioPeriods.1 == period { return measuredRatios.1 }
         let ratio = measureFundamentalPowerRatio(period: period, history: history, mean: mean)
@@ -772,24 +754,9 @@ struct PitchDetector: ~Copyable {
         return ratio
     }
 
-    /// Whether the octave below's weak fundamental (`evidence`, under `octaveBelowPowerRatio`)
-    /// is a pipe speaking under the upper ranks: at least `weakOctaveBelowPowerRatio`, standing
-    /// out of the noise, reading its own frequency (`ownPartialFrequencyTolerance`: not the
-    /// leakage of the partial at twice it), with its third partial (an 8' pipe's; the 4' rank
-    /// has none there) within `weakOctaveBelowThirdPartialRatio`, and not fading faster than
-    /// `weakOctaveBelowFadeDecibelsPerSecond` (a pipe speaks late and grows; what a plucked
-    /// string's attack leaves under its octave below dies).
-    @_noLocks
-    private func isWeakPipe(_ evidence: FundamentalEvidence) -> Bool {
-        evidence.powerRatio >= octave.weakOctaveBelowPowerRatio
-            && abs(evidence.frequencyRatio - 1) <= octave.ownPartialFrequencyTolerance
-            && evidence.thirdPartialRatio >= octave.weakOctaveBelowThirdPartialRatio
-            && evidence.fadeDecibelsPerSecond <= octave.weakOctaveBelowFadeDecibelsPerSecond
-    }
-
     /// `fundamentalPowerRatio`, measured.
     @_noLocks
-    private func measureFundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> FundamentalEvidence {
+    private func measureFundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
         // Powers at the period's frequency f, at 2 f, and at 0.75 f, 1.25 f and 1.75 f (no
         // partial of f or of 2 f there; not a fifth above f, where a previous note often rings
         // in melodies). Their median is the noise's level at f: one bin's noise power scatters
@@ -798,26 +765,14 @@ struct PitchDetector: ~Copyable {
         // note ringing on one of them does not move it. One phasor per frequency, each rotated
         // every step. Double: thousands of steps.
         let count = long.windowFrames
-        let angle = 2 * Double.pi / Double(period)
-        var fundamental = PhasorSum(angle: -angle)
-        // For a weak fundamental (`isWeakPipe`): the DFT at f through the window's derivative
-        // (the frequency the component at f reads: reassignment), at 3 f, and at f over the
-        // window a hop earlier (as far back as the history reaches).
-        var fundamentalSlope = PhasorSum(angle: -angle)
-        var thirdPartial = PhasorSum(angle: -3 * angle)
-        var earlier = PhasorSum(angle: -angle)
-        let back = max(1, min(hopFrames, history.capacity - count))
+        var fundamental = PhasorSum(angle: -2 * Double.pi / Double(period))
         var octaveAbove = PhasorSum(angle: -4 * Double.pi / Double(period))
         var belowReference = PhasorSum(angle: -1.5 * Double.pi / Double(period))
         var lowerReference = PhasorSum(angle: -2.5 * Double.pi / Double(period))
         var upperReference = PhasorSum(angle: -3.5 * Double.pi / Double(period))
         for index in 0..<count {
-            let sample = history.latest(count, at: index) - mean
-            let value = Double(sample * hannWindow[index])
+            let value = Double((history.latest(count, at: index) - mean) * hannWindow[index])
             fundamental.add(value)
-            fundamentalSlope.add(Double(sample * hannDerivative[index]))
-            thirdPartial.add(value)
-            earlier.add(Double((history.latest(count + back, at: index) - mean) * hannWindow[index]))
             octaveAbove.add(value)
             belowReference.add(value)
             lowerReference.add(value)
@@ -830,14 +785,7 @@ struct PitchDetector: ~Copyable {
         // A quarter of f must span `partialReferenceMinimumBins` resolutions (rate / count).
         let resolvable = Double(count) / (4 * Double(period)) >= Double(octave.partialReferenceMinimumBins)
         // Negative: the power at f does not stand out of the noise (`fundamentalPowerRatio`).
-        let signed = resolvable && fundamentalPower < referencePower * Double(octave.partialOverReferenceRatio) ? -ratio : ratio
-        guard fundamentalPower > 0, octavePower > 0, earlier.power > 0 else { return FundamentalEvidence(powerRatio: signed) }
-        // The reassigned frequency over f: 1 − Im(slope · conj(DFT)) / (|DFT|² · angle).
-        let frequencyRatio = Float(1 - fundamental.crossImaginary(fundamentalSlope) / (fundamentalPower * angle))
-        let fadeDecibels = 10 * _unsafePerformance { log10f(Float(earlier.power / fundamentalPower)) }
-        return FundamentalEvidence(powerRatio: signed, frequencyRatio: frequencyRatio,
-                                   thirdPartialRatio: Float(thirdPartial.power / octavePower),
-                                   fadeDecibelsPerSecond: fadeDecibels * sampleRateHz / Float(back))
+        return resolvable && fundamentalPower < referencePower * Double(octave.partialOverReferenceRatio) ? -ratio : ratio
     }
 
     /// No estimate this hop: the stored spectra and corrections no longer run on.
@@ -953,23 +901,6 @@ struct PhasorSum {
     }
 
     var power: Double { @_noLocks get { sumReal * sumReal + sumImaginary * sumImaginary } }
-
-    /// Im(other · conj(self)).
-    @_noLocks
-    func crossImaginary(_ other: PhasorSum) -> Double { other.sumImaginary * sumReal - other.sumReal * sumImaginary }
-}
-
-/// What `PitchDetector.fundamentalPowerRatio` measures at a period's frequency f.
-struct FundamentalEvidence {
-    /// The power at f over the power at 2 f, negated when it does not stand out of the noise.
-    var powerRatio: Float = 0
-    /// The frequency the component at f reads (reassigned), over f: ~1 for a partial of its
-    /// own, ~2 for the leakage of the partial at 2 f (0: no power to read).
-    var frequencyRatio: Float = 0
-    /// The power at 3 f over the power at 2 f.
-    var thirdPartialRatio: Float = 0
-    /// How fast the power at f fell since the window a hop earlier, in dB/s (negative: rose).
-    var fadeDecibelsPerSecond = Float.infinity
 }
 
 /// One unsmoothed estimate; frequency 0 means no confident pitch.
