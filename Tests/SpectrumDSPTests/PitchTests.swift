@@ -1061,16 +1061,16 @@ import SpectrumCore
 
     /// An organ with a 4' rank over its 8', steady (the tuning part's largest octave-up class:
     /// FluidR3's church organ E1–E3, whose 8' fundamental lies 20–40 dB under its upper ranks
-    /// for the first 100–250 ms; docs/accuracy.md, pitch finding 27): the even partials
+    /// for the first 100–250 ms; docs/accuracy.md, pitch findings 27 and 28): the even partials
     /// dominate, the fundamental and odd partials are present but weak (the fundamental 23 dB
     /// under the second partial, the third 20 dB, the fifth 30 dB). The wave repeats at the
     /// note's period, but only ~2 % better than at half of it (r 1.00 against 0.98), so the
     /// key-maximum rule reads the octave up, and the octave below (the note) meets neither the
     /// 5 % margin (`octaveBelowCost`) nor the −20 dB support (`octaveBelowPowerRatio`): every
-    /// frame from 150 ms on reads the octave up. A known issue: letting a fundamental between
-    /// −45 and −20 dB pay no margin reads this tone (finding 27) but reads exact harmonic
-    /// tones an octave low, where the octave below's frequency lies in the main lobe of the
-    /// note's own fundamental and its leakage passes for a weak fundamental.
+    /// frame from 150 ms on reads the octave up. A known issue: a weak fundamental told from
+    /// leakage by its frequency, with its third partial and its fade (finding 29), read 2–15 of
+    /// 28 frames per note (this one's third partial lies at that attempt's −20 dB limit), but
+    /// cost up to 21 µs a hop and was not kept.
     @Test(arguments: sampleRates)
     func anOrganWithAFourFootRankOverAWeakFundamentalIsTheNote(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
@@ -1085,8 +1085,76 @@ import SpectrumCore
             }
             let read = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
             let octaveUp = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note + 12)) < 0.5 }.count
-            withKnownIssue("a weak 8' fundamental under a 4' rank reads the octave up (docs/accuracy.md, pitch finding 27)") {
+            withKnownIssue("a steady weak 8' fundamental under a 4' rank reads the octave up on most frames (docs/accuracy.md, pitch findings 27 and 28)") {
                 #expect(read == scored.count, "MIDI \(note) at \(sampleRateHz) Hz: \(read) of \(scored.count) frames read the note, \(octaveUp) its octave up")
+            }
+        }
+    }
+
+    /// The organ above as FluidR3's E1–E3 sound (pitch finding 29): the 8' fundamental speaks
+    /// late, rising at 60 dB/s from 40 dB under the 4' rank, its third partial 14 dB under it.
+    /// From 150 to 350 ms the fundamental lies 31 to 19 dB under the second partial, under the
+    /// −20 dB support, but it is the note's own partial (it reads its frequency), its third
+    /// partial sounds and it grows. Every frame reads the octave up (0 of 12–13 read the note).
+    /// A known issue: finding 29's evidence read ≥ 90 % of them but cost up to 21 µs a hop.
+    @Test(arguments: sampleRates)
+    func anOrganWhoseWeakFundamentalSpeaksUnderAFourFootRankIsTheNote(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopFrames = Int((sampleRateHz / 60).rounded())
+        let upper: [Double] = [0, 1, 0.2, 0.6, 0.03, 0.3, 0, 0.2]  // partials 1–8; the fundamental apart
+        for note in [33, 36, 40, 45, 50] {
+            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+            let signal: [Float] = (0..<Int(0.35 * sampleRateHz)).map { index in
+                let time = Double(index) / sampleRateHz
+                var value = pow(10, (-40 + 60 * time) / 20) * sin(2 * .pi * frequencyHz * time)
+                for (harmonic, amplitude) in upper.enumerated() where amplitude != 0 {
+                    value += amplitude * sin(2 * .pi * frequencyHz * Double(harmonic + 1) * time + Double(harmonic))
+                }
+                return Float(0.15 * value * min(1, time / 0.02))
+            }
+            analyzer.reset()
+            let scored = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames]).filter { frame in
+                Double(frame.streamFrame) / sampleRateHz >= 0.15
+            }
+            let read = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
+            let octaveUp = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note + 12)) < 0.5 }.count
+            withKnownIssue("an organ's 8' speaking late under its 4' reads the octave up (docs/accuracy.md, pitch finding 29)") {
+                #expect(read * 10 >= scored.count * 9,
+                        "MIDI \(note) at \(sampleRateHz) Hz: \(read) of \(scored.count) frames read the note, \(octaveUp) its octave up")
+            }
+        }
+    }
+
+    /// A guard for any weak-fundamental evidence (docs/accuracy.md, pitch findings 27 and 28):
+    /// below ~207 Hz the Hann window's main lobe at a low note's fundamental leaks into half its
+    /// frequency at −9 to −45 dB, so an exact harmonic tone or a bass string seems to hold a weak
+    /// partial at its octave below. That leakage reads the note's frequency, not half of it, and
+    /// must not earn the octave below: every frame from 100 ms on reads the note (with leakage
+    /// taken for a weak fundamental, E1–E3 read an octave low on many frames).
+    @Test(arguments: sampleRates)
+    func lowHarmonicTonesAndPluckedBassAreNotReadAnOctaveLow(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopFrames = Int((sampleRateHz / 60).rounded())
+        let timbres: [(name: String, partials: [Double], decayDecibelsPerSecond: Double)] = [
+            ("1/k, 8 partials", (1...8).map { 1 / Double($0) }, 0),
+            ("plucked bass", [1, 0.7, 0.45, 0.3, 0.2, 0.12], 12),
+        ]
+        for timbre in timbres {
+            for note in stride(from: 28, through: 52, by: 4) {
+                let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
+                let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: timbre.partials,
+                                                    sampleRateHz: sampleRateHz, seconds: 0.8)
+                let signal = tone.enumerated().map { index, value in
+                    Float(0.2 * pow(10, -timbre.decayDecibelsPerSecond * Double(index) / sampleRateHz / 20)) * value
+                }
+                analyzer.reset()
+                let scored = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames]).filter { frame in
+                    Double(frame.streamFrame) / sampleRateHz >= 0.1
+                }
+                let read = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
+                let octaveLow = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note - 12)) < 0.5 }.count
+                #expect(read == scored.count && octaveLow == 0,
+                        "\(timbre.name), MIDI \(note) at \(sampleRateHz) Hz: \(read) of \(scored.count) frames read the note, \(octaveLow) its octave below")
             }
         }
     }
