@@ -357,3 +357,36 @@ extension TestSignals {
         return samples
     }
 }
+
+/// What follows a groove that stops (`TestSignals.grooveThatStops`).
+public enum StopTail: Sendable {
+    /// Pink noise this many dB under the groove's RMS (a noisy line input, a hissing desk).
+    case pinkHiss(decibelsUnderGroove: Double)
+    /// White noise decaying from the groove's RMS by 60 dB in `rt60Seconds` (a hall's reverb).
+    case reverbTail(rt60Seconds: Double)
+}
+
+extension TestSignals {
+    /// A groove at `bpm` for `grooveSeconds`, then `tailSeconds` of `tail` (hiss or a reverb
+    /// tail, levels relative to the groove's RMS over its last 4 s): music that stopped, for
+    /// which a light show's beats must stop too.
+    public static func grooveThatStops(_ pattern: DrumPattern, bpm: Double, grooveSeconds: Double = 10, into tail: StopTail,
+                                       tailSeconds: Double = 8, sampleRateHz: Double) -> RhythmSignal {
+        var signal = rhythm(pattern, segments: [(bpm, grooveSeconds)], sampleRateHz: sampleRateHz)
+        func rms(_ samples: ArraySlice<Float>) -> Double {
+            (samples.reduce(0.0) { $0 + Double($1 * $1) } / Double(max(1, samples.count))).squareRoot()
+        }
+        let grooveRms = rms(signal.samples.suffix(Int(4 * sampleRateHz)))
+        switch tail {
+        case .pinkHiss(let decibels):
+            let pink = pinkNoise(sampleRateHz: sampleRateHz, seconds: tailSeconds, amplitude: 0.5, seed: 9)
+            let gain = grooveRms * pow(10, -decibels / 20) / rms(pink[...])
+            signal.samples += pink.map { Float(gain) * $0 }
+        case .reverbTail(let rt60Seconds):
+            let white = whiteNoise(sampleRateHz: sampleRateHz, seconds: tailSeconds, amplitude: 1, seed: 9)
+            let gain = grooveRms / rms(white[...])
+            signal.samples += white.enumerated().map { Float(gain * exp(-log(1000) * Double($0) / sampleRateHz / rt60Seconds)) * $1 }
+        }
+        return signal
+    }
+}
