@@ -297,6 +297,15 @@ struct BeatTracker {
         }
     }
 
+    /// How close `time` lies to a point of the grid through `anchor` with `period`: 1 on it,
+    /// falling linearly to 0 at ±`matchTolerance` of a period; nil farther away.
+    @_noLocks
+    static func closeness(of time: Double, anchor: Double, period: Double) -> Double? {
+        let beats = (time - anchor) / period
+        let deviation = abs(beats - realtimeRound(beats))
+        return deviation <= matchTolerance ? 1 - deviation / matchTolerance : nil
+    }
+
     /// Onset support of a grid over the last `phaseSearchSeconds`: each onset near a grid point
     /// counts by its strength and closeness, and with `upperBandOnly` by its share of flux above
     /// the bass band (`1 − bassShare`: snares and clicks, not bass notes).
@@ -305,13 +314,9 @@ struct BeatTracker {
         var support = 0.0
         for slot in 0..<onsetCount {
             let time = onsetTimes[slot]
-            guard now - time <= phaseSearchFrames else { continue }
-            let beats = (time - anchor) / period
-            let deviation = abs(beats - realtimeRound(beats))
-            if deviation <= Self.matchTolerance {
-                let share = upperBandOnly ? Double(1 - onsetBassShares[slot]) : 1
-                support += (Self.phasePresenceWeight + Double(onsetStrengths[slot])) * share * (1 - deviation / Self.matchTolerance)
-            }
+            guard now - time <= phaseSearchFrames, let closeness = Self.closeness(of: time, anchor: anchor, period: period) else { continue }
+            let share = upperBandOnly ? Double(1 - onsetBassShares[slot]) : 1
+            support += (Self.phasePresenceWeight + Double(onsetStrengths[slot])) * share * closeness
         }
         return support
     }
@@ -445,14 +450,11 @@ struct BandOnsets {
     /// `windowFrames`, each by `presenceWeight + strengthWeight·strength` and its closeness.
     @_noLocks
     func support(anchor: Double, period: Double, now: Double, windowFrames: Double, presenceWeight: Double, strengthWeight: Double) -> Double {
-        let tolerance = BeatTracker.matchTolerance
         var support = 0.0
         for slot in 0..<count {
             let time = times[slot]
-            guard now - time <= windowFrames else { continue }
-            let beats = (time - anchor) / period
-            let deviation = abs(beats - realtimeRound(beats))
-            if deviation <= tolerance { support += (presenceWeight + strengthWeight * Double(strengths[slot])) * (1 - deviation / tolerance) }
+            guard now - time <= windowFrames, let closeness = BeatTracker.closeness(of: time, anchor: anchor, period: period) else { continue }
+            support += (presenceWeight + strengthWeight * Double(strengths[slot])) * closeness
         }
         return support
     }
