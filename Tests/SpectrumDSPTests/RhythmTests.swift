@@ -167,24 +167,27 @@ import SpectrumCore
 
     /// When the music stops into hiss or a reverb tail, the tempo and the beats should stop
     /// within 5 s too. Known issue (tempo finding 25): four on the floor into pink hiss 40 dB
-    /// under it keeps them to the end of the 8 s of hiss (the other three cases stop in time;
+    /// under it keeps them to the end of the 8 s of hiss (the other three cases, asserted, stop in time;
     /// a tail with an RT60 of 4 s only just, 5.0 s in the diagnostic): the onset
     /// autocorrelation, a ratio, still reads the old period in noise. A breakdown decision that
     /// drops the lock when the grid has had no onset for a bar in music 30 dB under its loudest
     /// stopped them in 2.0–3.5 s, but is not merged (branch `s20-breakdown-attempt`).
     @Test func aGrooveThatStopsIntoHissOrAReverbTailLosesItsTempoAndBeatsWithinFiveSeconds() throws {
-        try withKnownIssue("pink hiss after a four-on-the-floor groove keeps its tempo and beats over 5 s") {
-            let stopSeconds = 10.0, unlockedWithinSeconds = 5.0
-            for pattern in [DrumPattern.rock, .fourOnTheFloor] {
-                for tail in [StopTail.pinkHiss(decibelsUnderGroove: 40), .reverbTail(rt60Seconds: 4)] {
-                    let signal = TestSignals.grooveThatStops(pattern, bpm: 120, grooveSeconds: stopSeconds, into: tail, sampleRateHz: 48_000)
-                    let frames = try Self.frames(signal)
-                    let label = "\(pattern.name) into \(tail)"
-                    Self.expectLocked(frames, signal, bpm: 120, fromSeconds: 6, toSeconds: stopSeconds, label)
-                    let lastLocked = frames.last { $0.tempo.bpm != 0 || $0.beat.isBeat }.map { Self.seconds($0, 48_000) } ?? 0
+        let stopSeconds = 10.0, unlockedWithinSeconds = 5.0
+        for pattern in [DrumPattern.rock, .fourOnTheFloor] {
+            for tail in [StopTail.pinkHiss(decibelsUnderGroove: 40), .reverbTail(rt60Seconds: 4)] {
+                let signal = TestSignals.grooveThatStops(pattern, bpm: 120, grooveSeconds: stopSeconds, into: tail, sampleRateHz: 48_000)
+                let frames = try Self.frames(signal)
+                let label = "\(pattern.name) into \(tail)"
+                Self.expectLocked(frames, signal, bpm: 120, fromSeconds: 6, toSeconds: stopSeconds, label)
+                let lastLocked = frames.last { $0.tempo.bpm != 0 || $0.beat.isBeat }.map { Self.seconds($0, 48_000) } ?? 0
+                var isHiss = false
+                if case .pinkHiss = tail { isHiss = true }
+                let isKnownIssue = pattern.name == DrumPattern.fourOnTheFloor.name && isHiss
+                withKnownIssue("pink hiss after a four-on-the-floor groove keeps its tempo and beats over 5 s") {
                     #expect(lastLocked > stopSeconds && lastLocked < stopSeconds + unlockedWithinSeconds,
                             "\(label): tempo or beats until \(lastLocked) s, the music stopped at \(stopSeconds) s")
-                }
+                } when: { isKnownIssue }
             }
         }
     }
