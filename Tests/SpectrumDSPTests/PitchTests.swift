@@ -1061,7 +1061,7 @@ import SpectrumCore
 
     /// An organ with a 4' rank over its 8', steady (the tuning part's largest octave-up class:
     /// FluidR3's church organ E1–E3, whose 8' fundamental lies 20–40 dB under its upper ranks
-    /// for the first 100–250 ms; docs/accuracy.md, pitch findings 27 and 28): the even partials
+    /// for the first 100–250 ms; docs/accuracy.md, pitch findings 27 and 29): the even partials
     /// dominate, the fundamental and odd partials are present but weak (the fundamental 23 dB
     /// under the second partial, the third 20 dB, the fifth 30 dB). The wave repeats at the
     /// note's period, but only ~2 % better than at half of it (r 1.00 against 0.98), so the
@@ -1085,7 +1085,7 @@ import SpectrumCore
             }
             let read = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
             let octaveUp = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note + 12)) < 0.5 }.count
-            withKnownIssue("a steady weak 8' fundamental under a 4' rank reads the octave up on most frames (docs/accuracy.md, pitch findings 27 and 28)") {
+            withKnownIssue("a steady weak 8' fundamental under a 4' rank reads the octave up on most frames (docs/accuracy.md, pitch findings 27 and 29)") {
                 #expect(read == scored.count, "MIDI \(note) at \(sampleRateHz) Hz: \(read) of \(scored.count) frames read the note, \(octaveUp) its octave up")
             }
         }
@@ -1125,7 +1125,7 @@ import SpectrumCore
         }
     }
 
-    /// A guard for any weak-fundamental evidence (docs/accuracy.md, pitch findings 27 and 28):
+    /// A guard for any weak-fundamental evidence (docs/accuracy.md, pitch findings 27 and 29):
     /// below ~207 Hz the Hann window's main lobe at a low note's fundamental leaks into half its
     /// frequency at −9 to −45 dB, so an exact harmonic tone or a bass string seems to hold a weak
     /// partial at its octave below. That leakage reads the note's frequency, not half of it, and
