@@ -40,6 +40,12 @@ struct NoiseWeighting: ~Copyable {
         /// (weighting every hop) the tuning part's GM drum kit lost 2 points of no-note
         /// frames; at 0.35 pink 0 dB lost 1 point.
         var minimumKeptShare: Float = 0.2
+        /// Least share of the window's power the band floors hold for the window to be a note
+        /// in steady noise (`holdsSteadyNoise`): at 0 dB SNR they hold 0.1–0.3 of it (5th to
+        /// 25th percentile of the tuning part's read windows), a drum's ring over the quiet
+        /// between strokes 0.02 (median). Chosen on the tuning part (docs/accuracy.md, pitch
+        /// finding 31).
+        var steadyNoiseFloorShare: Float = 0.1
     }
 
     private let parameters: Parameters
@@ -59,6 +65,9 @@ struct NoiseWeighting: ~Copyable {
     private var subWindowIndex = 0
     /// Whether `weigh` measured `bandPowers` this hop.
     private var measured = false
+    /// Whether the band floors held `steadyNoiseFloorShare` of the power `weigh` measured last:
+    /// the window is a note in steady noise, not a sound over quiet.
+    private(set) var holdsSteadyNoise = false
 
     /// Sub-windows of the memory: the floor forgets a sub-window at a time.
     static let subWindowCount = 6
@@ -91,7 +100,7 @@ struct NoiseWeighting: ~Copyable {
     @_noLocks
     mutating func weigh(_ powers: UnsafeMutablePointer<Float>) -> Float? {
         // 1) Band powers, and each band's floor: its least power over the memory.
-        var total: Float = 0, kept: Float = 0
+        var total: Float = 0, kept: Float = 0, floors: Float = 0
         for band in 0..<bandCount {
             let sum = realtimeSum(powers + bandEdges[band], count: bandEdges[band + 1] - bandEdges[band])
             bandPowers[band] = sum
@@ -102,7 +111,9 @@ struct NoiseWeighting: ~Copyable {
             bandWeights[band] = weight
             total += sum
             kept += weight * sum
+            if floor < .infinity { floors += floor }
         }
+        holdsSteadyNoise = total > 0 && floors >= parameters.steadyNoiseFloorShare * total
         measured = true
         guard total > 0 else { return nil }
         let share = kept / total
@@ -154,5 +165,6 @@ struct NoiseWeighting: ~Copyable {
         hopInSubWindow = 0
         subWindowIndex = 0
         measured = false
+        holdsSteadyNoise = false
     }
 }

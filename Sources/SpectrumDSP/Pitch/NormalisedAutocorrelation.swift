@@ -311,6 +311,21 @@ struct NormalisedAutocorrelation: ~Copyable {
         return highest
     }
 
+    /// The highest signed square in minimumLag...maximumLag after the correlation has first
+    /// dipped below zero (−1 if none): the highest of the periods' peaks, without the lobe about
+    /// lag 0, which stands above them all in a window whose power lies in its lowest partials
+    /// (a note's bands left by `NoiseWeighting`). Real-time safe.
+    @_noLocks
+    func highestAfterFirstDip() -> Float {
+        var highest: Float = -1, dipped = false
+        for lag in 1...maximumLag {
+            let value = signedSquares[lag]
+            if value < 0 { dipped = true }
+            if dipped, lag >= minimumLag, value > highest { highest = value }
+        }
+        return highest
+    }
+
     /// The first local maximum, after the correlation has once dipped below zero, whose r
     /// reaches both `threshold` and `keyMaximumRatio` of the highest (`highest` from
     /// `correlate`, a signed square), so a strong second harmonic cannot pull the answer an

@@ -328,6 +328,11 @@ struct PitchDetector: ~Copyable {
             if let share = noiseWeighting.weigh(long.powers) {
                 keptShare = share
                 highest = long.correlatePowers(keptShare: share)
+                // A note read within the last ~50 ms (the octave hold), in steady noise: the
+                // weights leave the bands of its partials, mostly its lowest ones, whose lobe
+                // about lag 0 stands above the period's peak and would take it as the key
+                // maximum's reference; its period is measured against the periods alone.
+                if noiseWeighting.holdsSteadyNoise && heldPeriodFrames > 0 { highest = long.highestAfterFirstDip() }
                 lag = highest >= confidenceThreshold * confidenceThreshold
                     ? long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) : nil
             }
