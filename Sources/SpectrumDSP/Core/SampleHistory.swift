@@ -16,9 +16,6 @@ struct SampleHistory: ~Copyable {
         mask = size - 1
     }
 
-    /// Samples held (a power of two, at least the `capacity` asked for).
-    var capacity: Int { @_noLocks get { samples.count } }
-
     @_noLocks
     mutating func append(_ value: Float) {
         samples[writeIndex] = value

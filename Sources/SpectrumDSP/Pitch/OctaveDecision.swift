@@ -28,30 +28,6 @@ struct OctaveDecision {
         var unsupportedOctaveBelowCost: Float = 4
         /// −20 dB: a note's own fundamental, not leakage or noise.
         var octaveBelowPowerRatio: Float = 0.01
-        /// Nats the octave below pays in place of `octaveBelowCost` and the veto when its
-        /// fundamental lies under `octaveBelowPowerRatio` but is a pipe speaking
-        /// (`PitchDetector.isWeakPipe`): an organ's 8' speaking late under its 4' makes the wave
-        /// repeat only 1–4 % better at the note's period, which the margin would take away.
-        var weakOctaveBelowCost: Float = 0
-        /// −45 dB (as `absentFundamentalPowerRatio`): the weakest fundamental that still counts.
-        var weakOctaveBelowPowerRatio: Float = 3.2e-5
-        /// −20 dB: the weak fundamental's third partial (the 8' pipe's; the 4' rank has none at
-        /// 3 f) against the partial at 2 f; FluidR3's organ holds it at −9 to −21 dB under the
-        /// strongest partial. Read first from the long window's kept spectrum, before anything
-        /// is measured (`PitchDetector.holdsThirdPartial`): an exact harmonic tone's octave
-        /// below, a low string's faded odd partials, a body resonance under a string have none,
-        /// so they cost no measurement; then measured with the rest (`isWeakPipe`).
-        var weakOctaveBelowThirdPartialRatio: Float = 0.01
-        /// A weak fundamental is the note's own partial when the frequency it reads (the
-        /// derivative-window reassignment at the probed frequency f) lies within this share of
-        /// f: below ~207 Hz the Hann window's main lobe at the partial at 2 f leaks into f at
-        /// −9 to −45 dB, and that leakage reads 2 f (an exact harmonic tone's octave below
-        /// reads 1.9–2.4 f; a real partial dominating it reads f).
-        var ownPartialFrequencyTolerance: Float = 0.25
-        /// ~27 dB/s (0.46 dB over a 1/60 s hop): the fastest the weak fundamental may fade. A
-        /// pipe speaking late grows; what a plucked string's attack leaves at half its
-        /// frequency falls ~3 dB a hop.
-        var weakOctaveBelowFadeDecibelsPerSecond: Float = 27
         /// Nats for the held period once the note is established (`establishedNoteSeconds`), its
         /// fundamental still sounds (`establishedPowerRatio`) and does not fade
         /// (`establishedFadeRatio`): held whatever r at the half period (steel guitar G2's

@@ -117,18 +117,13 @@ struct PitchDetector: ~Copyable {
     /// a peak within ±10 Hz of its bin (bins are ~11.7 Hz).
     private let phaseSpanHops: Int
     private let phaseSpanFrames: Float
-    /// A hop: how far back a weak fundamental's fade is read (`isWeakPipe`).
-    private let hopFrames: Int
     /// The last `correctionCount` phase corrections in cents, newest at `correctionIndex − 1`,
     /// while the pitch stays within a semitone; `correctionsStored` of them valid.
     private let corrections: RealtimeBuffer
     private var correctionIndex = 0
     private var correctionsStored = 0
-    /// Hann window over the long window, for the octave decision's spectral evidence
-    /// (`fundamentalPowerRatio`), and its derivative per frame, for the frequency a weak
-    /// fundamental reads there (reassignment, `isWeakPipe`).
+    /// Hann window over the long window, for the octave decision's spectral evidence (`fundamentalPowerRatio`).
     private let hannWindow: RealtimeBuffer
-    private let hannDerivative: RealtimeBuffer
     /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
     private var previousFrequencyHz: Float = 0
     /// The last period chosen (0 = none): the octave decision's held period.
@@ -243,7 +238,6 @@ struct PitchDetector: ~Copyable {
         membraneGlideCentsPerHop = Float(configuration.membraneGlideCentsPerSecond * hopSeconds)
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
-        hopFrames = max(1, Int((hopSeconds * sampleRateHz).rounded()))
         let bins = long.fftSize / 2 + 1
         noiseWeighting = NoiseWeighting(bins: bins, hopSeconds: hopSeconds)
         pastSpectra = fftwf_alloc_complex(bins * (phaseSpanHops + 1))
@@ -253,11 +247,8 @@ struct PitchDetector: ~Copyable {
         let windowFrames = long.windowFrames
         membraneLobeHalfWidthHz = 2 * Float(sampleRateHz) / Float(windowFrames)
         hannWindow = RealtimeBuffer(count: windowFrames)
-        hannDerivative = RealtimeBuffer(count: windowFrames)
         for index in 0..<windowFrames {
-            let angle = 2 * Double.pi * (Double(index) + 0.5) / Double(windowFrames)
-            hannWindow[index] = Float(0.5 - 0.5 * cos(angle))
-            hannDerivative[index] = Float(Double.pi / Double(windowFrames) * sin(angle))
+            hannWindow[index] = Float(0.5 - 0.5 * cos(2 * Double.pi * (Double(index) + 0.5) / Double(windowFrames)))
         }
         corrections = RealtimeBuffer(count: Self.correctionCount)
     }
@@ -383,7 +374,7 @@ struct PitchDetector: ~Copyable {
     private mutating func decideOctave(firstKeyMaximum lag: Int?, shortEstimate: RawPitch?,
                                        history: borrowing SampleHistory, mean: Float) -> OctaveDecision.Candidate? {
         var candidates = OctaveDecision.Candidates()
-        var belowIsHeld = false, belowIsEstablished = false, belowMayBeWeakPipe = false
+        var belowIsHeld = false
         if let lag, let logR = OctaveDecision.logCorrelation(signedSquare: long[lag]) {
             var first = OctaveDecision.Candidate(kind: OctaveDecision.Kind.firstKeyMaximum)
             first.exists = true
@@ -421,13 +412,8 @@ struct PitchDetector: ~Copyable {
                 if !belowIsHeld { candidate.downside = octave.unsupportedOctaveBelowCost }
                 // P without a partial leaves the octave below without its second one.
                 if candidates[OctaveDecision.Kind.octaveAbove].exists { candidate.downside += octave.absentFundamentalCost }
-                // A weak fundamental that is a pipe speaking pays `weakOctaveBelowCost` in place
-                // of the margin: possible only where the kept spectrum holds its third partial.
-                belowMayBeWeakPipe = holdsThirdPartial(period: below)
-                if belowMayBeWeakPipe { candidate.upside = max(0, octave.octaveBelowCost - octave.weakOctaveBelowCost) }
                 if belowIsHeld, heldHops >= establishedHops, long[below] >= confidenceThreshold * confidenceThreshold {
-                    candidate.upside += octave.establishedBonus
-                    belowIsEstablished = true
+                    candidate.upside = octave.establishedBonus
                 }
                 candidates[OctaveDecision.Kind.octaveBelow] = candidate
             }
@@ -452,18 +438,12 @@ struct PitchDetector: ~Copyable {
             if leader == OctaveDecision.Kind.firstKeyMaximum {
                 if measured < octave.absentFundamentalPowerRatio { candidate.score -= octave.absentFundamentalCost }
             } else if leader == OctaveDecision.Kind.octaveBelow {
-                // The fundamental's support: present, weak but a pipe speaking (`isWeakPipe`), or none.
-                if belowMayBeWeakPipe, measured >= octave.weakOctaveBelowPowerRatio, measured < octave.octaveBelowPowerRatio,
-                   isWeakPipe(period: candidate.lag, powerRatio: measured, history: history, mean: mean) {
-                    candidate.score += octave.octaveBelowCost - octave.weakOctaveBelowCost
-                } else if !belowIsHeld && ratio < octave.octaveBelowPowerRatio {
-                    candidate.score -= octave.unsupportedOctaveBelowCost
-                }
+                if !belowIsHeld && ratio < octave.octaveBelowPowerRatio { candidate.score -= octave.unsupportedOctaveBelowCost }
                 if candidates[OctaveDecision.Kind.octaveAbove].exists,
                    fundamentalPowerRatio(period: lag ?? 0, history: history, mean: mean) < octave.absentFundamentalPowerRatio {
                     candidate.score -= octave.absentFundamentalCost
                 }
-                if belowIsEstablished && ratio >= octave.establishedPowerRatio && !fundamentalFades(period: candidate.lag) {
+                if candidate.upside > 0 && ratio >= octave.establishedPowerRatio && !fundamentalFades(period: candidate.lag) {
                     candidate.score += octave.establishedBonus
                 }
             }
@@ -793,59 +773,6 @@ struct PitchDetector: ~Copyable {
         return ratio
     }
 
-    /// Whether the long window's kept spectrum (this hop's, rectangular window) holds a partial
-    /// at three times the frequency of `period` within `weakOctaveBelowThirdPartialRatio` of the
-    /// one at twice it (the strongest of the three bins nearest each): the only evidence of a
-    /// weak pipe that costs no measurement, so the octave below is measured for it only where
-    /// it could be one.
-    @_noLocks
-    private func holdsThirdPartial(period: Int) -> Bool {
-        let fftSize = long.fftSize, bins = fftSize / 2 + 1
-        let spectrum = pastSpectra + pastSpectrumIndex * bins
-        let second = Int(Float(2 * fftSize) / Float(period) + 0.5), third = Int(Float(3 * fftSize) / Float(period) + 0.5)
-        guard second >= 1, third + 1 < bins else { return false }
-        var secondPower: Float = 0, thirdPower: Float = 0
-        for offset in -1...1 {
-            secondPower = max(secondPower, power(spectrum[second + offset]))
-            thirdPower = max(thirdPower, power(spectrum[third + offset]))
-        }
-        return thirdPower >= secondPower * octave.weakOctaveBelowThirdPartialRatio
-    }
-
-    /// Whether the octave below's weak fundamental (at the frequency f of `period`, between
-    /// `weakOctaveBelowPowerRatio` and `octaveBelowPowerRatio` (`powerRatio`) and out of the
-    /// noise) is a pipe speaking: it reads its own frequency (`ownPartialFrequencyTolerance`:
-    /// not the leakage of the partial at 2 f, which reads 2 f), its third partial lies within
-    /// `weakOctaveBelowThirdPartialRatio` of the partial at 2 f, and it does not fade faster
-    /// than `weakOctaveBelowFadeDecibelsPerSecond` since the window a hop earlier (a pipe
-    /// speaks late and grows; what a plucked string's attack leaves there dies). Four
-    /// single-frequency DFTs over the window (Hann at f and 3 f, the Hann derivative at f, Hann
-    /// at f a hop earlier): only asked for where the kept spectrum holds the third partial
-    /// (`holdsThirdPartial`) and the measured ratio is weak.
-    @_noLocks
-    private func isWeakPipe(period: Int, powerRatio: Float, history: borrowing SampleHistory, mean: Float) -> Bool {
-        let count = long.windowFrames, angle = 2 * Double.pi / Double(period)
-        let back = max(1, min(hopFrames, history.capacity - count))
-        var fundamental = PhasorSum(angle: -angle), slope = PhasorSum(angle: -angle), earlier = PhasorSum(angle: -angle)
-        var third = PhasorSum(angle: -3 * angle)
-        for index in 0..<count {
-            let sample = history.latest(count, at: index) - mean, value = Double(sample * hannWindow[index])
-            fundamental.add(value)
-            third.add(value)
-            slope.add(Double(sample * hannDerivative[index]))
-            earlier.add(Double((history.latest(count + back, at: index) - mean) * hannWindow[index]))
-        }
-        let power = fundamental.power
-        guard power > 0 else { return false }
-        // The reassigned frequency over f: 1 − Im(slope · conj(DFT)) / (|DFT|² · angle).
-        let frequencyRatio = Float(1 - fundamental.crossImaginary(slope) / (power * angle))
-        let fadeDecibels = 10 * _unsafePerformance { log10f(Float(max(earlier.power, 1e-30) / power)) }
-        // The power at 2 f is the power at f over `powerRatio` (`fundamentalPowerRatio`).
-        return abs(frequencyRatio - 1) <= octave.ownPartialFrequencyTolerance
-            && Float(third.power / power) * powerRatio >= octave.weakOctaveBelowThirdPartialRatio
-            && fadeDecibels * sampleRateHz / Float(back) <= octave.weakOctaveBelowFadeDecibelsPerSecond
-    }
-
     /// `fundamentalPowerRatio`, measured.
     @_noLocks
     private func measureFundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
@@ -995,10 +922,6 @@ struct PhasorSum {
     }
 
     var power: Double { @_noLocks get { sumReal * sumReal + sumImaginary * sumImaginary } }
-
-    /// Im(other · conj(self)).
-    @_noLocks
-    func crossImaginary(_ other: PhasorSum) -> Double { other.sumImaginary * sumReal - other.sumReal * sumImaginary }
 }
 
 /// One unsmoothed estimate; frequency 0 means no confident pitch.
