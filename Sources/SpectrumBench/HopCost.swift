@@ -120,6 +120,13 @@ enum HopCost {
                 let held = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops,
                                        signal: TestSignals.lowStringWithFadedOddPartials(sampleRateHz: sampleRateHz, seconds: 5))
                 rows.append(row("hop's end on a low string held against its octave (its fundamental measured every hop)", held.framePoint))
+                // The steady organ of `PitchTests.anOrganWithAFourFootRankOverAWeakFundamentalIsTheNote`
+                // at E2: where evidence for a weak fundamental would be gathered (docs/accuracy.md,
+                // pitch finding 30: +20 µs a hop there).
+                let organ = TestSignals.harmonicTone(fundamentalHz: 82.41, harmonicAmplitudes: [0.07, 1, 0.1, 0.6, 0.03, 0.3, 0, 0.2],
+                                                     sampleRateHz: sampleRateHz, seconds: 5).map { 0.15 * $0 }
+                let weakPipe = try measure(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz, hops: hops, signal: organ)
+                rows.append(row("hop's end on an organ's weak 8' under its 4' (E2, steady)", weakPipe.framePoint))
                 let noisy = noteInPinkNoise(sampleRateHz: sampleRateHz)
                 let noisyWithout = try measure(configuration: withoutPitch, sampleRateHz: sampleRateHz, hops: hops,
                                                signal: noisy.signal, measuredFromFrame: noisy.noteStartFrame, resetsEachLoop: true)

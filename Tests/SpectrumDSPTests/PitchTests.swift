@@ -1131,7 +1131,9 @@ import SpectrumCore
     /// From 150 to 350 ms the fundamental lies 31 to 19 dB under the second partial, under the
     /// −20 dB support, but it is the note's own partial (it reads its frequency), its third
     /// partial sounds and it grows. Every frame reads the octave up (0 of 12–13 read the note).
-    /// A known issue: finding 29's evidence read ≥ 90 % of them but cost up to 21 µs a hop.
+    /// A known issue: finding 29's evidence read ≥ 90 % of them but cost up to 21 µs a hop;
+    /// asked for only where the kept spectrum holds the third partial (finding 30, commit
+    /// eae65a1) it still read them, and cost an organ's hop +20 µs.
     @Test(arguments: sampleRates)
     func anOrganWhoseWeakFundamentalSpeaksUnderAFourFootRankIsTheNote(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
