@@ -10,8 +10,7 @@ import SpectrumCore
 /// `Parameters.fadingMemorySeconds` while the shown tempo's evidence fades, and
 /// `Parameters.fadingHoldSeconds` after); the hat band's
 /// onset signal likewise, over one period of the slowest tempo.
-/// Every `estimateIntervalSeconds` (`Parameters.fadingEstimateIntervalSeconds` while the shown
-/// tempo's evidence fades) a tempo estimate is read from it: the most salient period in
+/// Every `estimateIntervalSeconds` a tempo estimate is read from it: the most salient period in
 /// the BPM range, then one scored decision among the periods related to it by 1, 2, ½, 3⁄2, ⅔,
 /// 3, ⅓, ¾ and 4⁄3 and the shown tempo's (`candidateScore`, weights in `Parameters`), a
 /// confidence (`A[peak] / A[0]`) and a silence gate (variance of the raw onset signal). One of
@@ -24,8 +23,8 @@ import SpectrumCore
 /// (and the move they made) stand behind it, so one does not undo a move. A new opinion
 /// against the memory brings the estimate forward, and an octave move the memory chose is
 /// taken without waiting for a second estimate. Otherwise the shown tempo changes only when two of the
-/// last three estimates agree within ±5 BPM; estimates more than 10 BPM from the shown tempo (or
-/// without a tempo) for 1 s (three in a row at the regular interval) drop the lock and restart the autocorrelation — or, while the
+/// last three estimates agree within ±5 BPM; three estimates in a row more than 10 BPM from the
+/// shown tempo (or without a tempo) drop the lock and restart the autocorrelation — or, while the
 /// shown tempo's evidence fades (a tempo change), restart the autocorrelation and keep the shown
 /// tempo until two estimates agree again (`Parameters.reviewSeconds`).
 ///
@@ -112,14 +111,6 @@ struct TempoEstimator: ~Copyable {
         /// changes and the tuning part; 1 s dropped the lock again on funk 98 → 112 and
         /// 128 → 140 (6.0 and 5.0 s), 1.5 s on 128 → 140 (5.5 s).
         var reviewSeconds: Double = 2.0
-        /// The estimate interval (s) while the shown tempo's evidence fades or is under review
-        /// (`estimateIntervalSeconds` otherwise): after a change the first estimate of the new
-        /// tempo was right, and the agreement waited 0.5 s for a second (tempo finding 26). How
-        /// long the estimates must diverge to review or drop the lock stays 1 s. 0.25 re-locked
-        /// the tuning part's changes in 2.4 / 3.8 s (median / worst; 0.5: 2.9 / 3.8 s) and moved no
-        /// other track; 0.35 2.5 / 4.5 s; 0.2 and 0.15 cost `rock-62` its lock (a steady track's
-        /// dip agreed on a wrong pair).
-        var fadingEstimateIntervalSeconds: Double = 0.25
         /// Products (s) a bar lag (2–4 beats, `barRepetition`) needs to be read, against
         /// `warmUpSeconds` for every other reading: a slow groove's 4-beat bar (2.4–2.9 s at
         /// 84–100 BPM) has a warm-up's worth only ~3.5–4 s in, and until then its faster relatives
@@ -207,27 +198,17 @@ struct TempoEstimator: ~Copyable {
     private var shownSalienceHigh: Float = 0
     /// The shown tempo `shownSalienceHigh` belongs to.
     private var shownSalienceBpm: Float = 0
-    /// Hops (with a tempo shown) left with the short memory: up to the next estimate after the
-    /// fading one and `fadingHoldHops` after it. The count pauses while no tempo is shown (and
-    /// across a dropped lock), so the first agreement after a drop still gets the rest of it.
-    private var fadingHopsLeft = 0
-    /// `Parameters.fadingHoldSeconds` in hops.
-    private let fadingHoldHops: Int
-    /// Hops left in the review of a lock that diverged while its evidence faded (0: none
+    /// Estimates (with a tempo shown) left with the short memory: the fading one and
+    /// `fadingHoldEstimates` after it. The count pauses while no tempo is shown (and across a
+    /// dropped lock), so the first agreement after a drop still gets the rest of it.
+    private var fadingEstimatesLeft = 0
+    /// `Parameters.fadingHoldSeconds` in estimates.
+    private let fadingHoldEstimates: Int
+    /// Estimates left in the review of a lock that diverged while its evidence faded (0: none
     /// under review; `Parameters.reviewSeconds`).
-    private var reviewHopsLeft = 0
-    /// `Parameters.reviewSeconds` in hops.
-    private let reviewHops: Int
-    /// The estimate interval while the shown tempo's evidence fades or is under review
-    /// (`Parameters.fadingEstimateIntervalSeconds`), in hops.
-    private let fadingEstimateIntervalHops: Int
-    /// Hops since the previous estimate (the clock of the counts above), and since the first
-    /// estimate of the current run diverging from the shown tempo.
-    private var hopsSinceEstimate = 0
-    private var hopsDivergent = 0
-    /// `divergentEstimatesForReset` estimates at the regular interval, in hops: how long the
-    /// estimates must diverge before the lock is dropped or reviewed, whatever the interval.
-    private let divergenceHops: Int
+    private var reviewEstimatesLeft = 0
+    /// `Parameters.reviewSeconds` in estimates.
+    private let reviewEstimates: Int
     /// The hat band's recursion step (τ = `hatMemorySeconds`).
     private let hatStep: Float
     private let estimateIntervalHops: Int
@@ -326,14 +307,12 @@ struct TempoEstimator: ~Copyable {
         minimumConfidence = Float(configuration.minimumConfidence)
         step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
         fadingStep = max(step, Float(1 - exp(-hopSeconds / parameters.fadingMemorySeconds)))
-        fadingHoldHops = Int((parameters.fadingHoldSeconds * frameRateHz).rounded())
-        reviewHops = max(1, Int((parameters.reviewSeconds * frameRateHz).rounded()))
+        fadingHoldEstimates = Int((parameters.fadingHoldSeconds / Self.estimateIntervalSeconds).rounded())
+        reviewEstimates = max(1, Int((parameters.reviewSeconds / Self.estimateIntervalSeconds).rounded()))
         recentFlux = RealtimeBuffer(count: max(2, Int((parameters.silenceWindowSeconds * frameRateHz).rounded())))
         let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
-        fadingEstimateIntervalHops = max(1, min(estimateIntervalHops, Int((parameters.fadingEstimateIntervalSeconds * frameRateHz).rounded())))
-        divergenceHops = (Self.divergentEstimatesForReset - 1) * estimateIntervalHops
         barMinimumWeight = Float(1 - exp(-parameters.barWarmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         onsetCorrelation = RunningAutocorrelation(lagCount: lagCount, detrendHops: detrendHops, step: step, minimumWeight: minimumWeight,
                                                   earliestWeight: barMinimumWeight)
@@ -371,17 +350,13 @@ struct TempoEstimator: ~Copyable {
         let isNewOpinion = opinion.value != latestOpinionValue
         latestOpinionValue = opinion.value
         hopsUntilEstimate -= 1
-        hopsSinceEstimate += 1
         let againstMemory = opinion.value * octaveMemory <= 0 && isRemembered(pairSlowLag: opinion.pairSlowLag)
         guard hopsUntilEstimate <= 0 || (opinion.value != 0 && isNewOpinion && againstMemory) else { return }
+        hopsUntilEstimate = estimateIntervalHops
         rememberOctaveOpinion(opinion)
         let estimate = estimateBpm()
         decide(estimate)
         followFadingEvidence()
-        hopsSinceEstimate = 0
-        // Sooner while the shown tempo's evidence fades or is under review: the agreement on a
-        // new tempo (2 of the last 3 estimates) comes at this pace.
-        hopsUntilEstimate = agreedBpm > 0 && (fadingHopsLeft > 0 || reviewHopsLeft > 0) ? fadingEstimateIntervalHops : estimateIntervalHops
     }
 
     /// The autocorrelation's memory: the configured one while the shown tempo's comb salience
@@ -400,11 +375,11 @@ struct TempoEstimator: ~Copyable {
         shownSalienceBpm = agreedBpm
         shownSalienceHigh = max(shownSalienceHigh, shown)
         if shown < parameters.fadingSalienceShare * shownSalienceHigh {
-            fadingHopsLeft = fadingHoldHops + estimateIntervalHops
-        } else {
-            fadingHopsLeft = max(0, fadingHopsLeft - hopsSinceEstimate)
+            fadingEstimatesLeft = fadingHoldEstimates + 1
+        } else if fadingEstimatesLeft > 0 {
+            fadingEstimatesLeft -= 1
         }
-        onsetCorrelation.setStep(fadingHopsLeft > 0 ? fadingStep : step)
+        onsetCorrelation.setStep(fadingEstimatesLeft > 0 ? fadingStep : step)
     }
 
     /// Normalised autocorrelation of the onset signal at a fractional lag (as of the last
@@ -602,7 +577,7 @@ struct TempoEstimator: ~Copyable {
     @_noLocks
     private mutating func decide(_ estimate: Float) {
         if isOctaveMoveTheMemoryChose(estimate) {
-            reviewHopsLeft = 0
+            reviewEstimatesLeft = 0
             agreedBpm = estimate
             octaveMemoryConfidence = parameters.octaveMemoryConfidenceOpinions
             recent = (estimate, estimate, 0)
@@ -619,25 +594,22 @@ struct TempoEstimator: ~Copyable {
         } else if Self.agree(recent.1, recent.2) {
             agreed = 0.5 * (recent.1 + recent.2)
         }
-        if reviewHopsLeft > 0 {
+        if reviewEstimatesLeft > 0 {
             // Under review: the first agreement from the restarted autocorrelation is taken (the
             // old tempo again or a new one); none within the review drops the lock.
-            reviewHopsLeft = max(0, reviewHopsLeft - hopsSinceEstimate)
+            reviewEstimatesLeft -= 1
             if agreed > 0 {
                 agreedBpm = agreed
-                reviewHopsLeft = 0
-            } else if reviewHopsLeft == 0 {
+                reviewEstimatesLeft = 0
+            } else if reviewEstimatesLeft == 0 {
                 restart()
             }
             return
         }
         if agreedBpm > 0 {
-            let diverges = abs(estimate - agreedBpm) > Self.divergenceBpm || estimate == 0
-            hopsDivergent = diverges && divergentCount > 0 ? hopsDivergent + hopsSinceEstimate : 0
-            divergentCount = diverges ? divergentCount + 1 : 0
-            if divergentCount >= Self.divergentEstimatesForReset && hopsDivergent >= divergenceHops
-                && !(agreed > 0 && Self.agree(agreed, estimate)) {
-                if fadingHopsLeft > 0 { review() } else { restart() }
+            divergentCount = abs(estimate - agreedBpm) > Self.divergenceBpm || estimate == 0 ? divergentCount + 1 : 0
+            if divergentCount >= Self.divergentEstimatesForReset && !(agreed > 0 && Self.agree(agreed, estimate)) {
+                if fadingEstimatesLeft > 0 { review() } else { restart() }
                 return
             }
         }
@@ -798,14 +770,14 @@ struct TempoEstimator: ~Copyable {
         onsetCorrelation.restart()
         recent = (0, 0, 0)
         divergentCount = 0
-        reviewHopsLeft = reviewHops
+        reviewEstimatesLeft = reviewEstimates
     }
 
     /// Drops the lock and the autocorrelation; keeps the recent onset signal, so the new tempo
     /// is measured from data already in hand. Real-time safe.
     @_noLocks
     mutating func restart() {
-        reviewHopsLeft = 0
+        reviewEstimatesLeft = 0
         onsetCorrelation.restart()
         hatCorrelation.restart()
         hatLeadProducts.fill(with: 0)
@@ -833,8 +805,7 @@ struct TempoEstimator: ~Copyable {
         onsetCorrelation.reset()
         hatCorrelation.reset()
         hatsAreALayer = false
-        fadingHopsLeft = 0
-        hopsSinceEstimate = 0
+        fadingEstimatesLeft = 0
         recentFlux.fill(with: 0)
         recentFluxIndex = 0
         recentFluxCount = 0
