@@ -224,6 +224,28 @@ import SpectrumCore
         }
     }
 
+    /// A change should be followed at the pace of the estimates: the first estimate of the new
+    /// tempo is right, and the agreement on it (2 of the last 3) waits a whole interval (0.5 s)
+    /// for the second. Known issue (tempo finding 26): estimates every 0.25 s while the shown
+    /// tempo's evidence fades passed this (commit 45e4294; offline, 48 kHz, last reading off by
+    /// more than 2 % after the change, 0.5 s → 0.25 s: rock 100 → 120 3.98 → 3.48 s, four on the
+    /// floor 128 → 174 3.48 → 2.98 s, clicks 135 → 125 2.98 → 2.73 s, funk 110 → 120 3.98 →
+    /// 3.48 s, funk 128 → 140 4.48 → 3.73 s) but kept a wrong tempo 1.75 s longer in a groove
+    /// stopping into a reverb tail (two estimates 0.25 s apart agreed on the tail), and was reverted.
+    @Test(arguments: [("rock", 100.0, 120.0, 3.75), ("four on the floor", 128.0, 174.0, 3.25), ("clicks", 135.0, 125.0, 2.85),
+                      ("funk", 110.0, 120.0, 3.75), ("funk", 128.0, 140.0, 4.1)])
+    func aTempoChangeIsFollowedAtThePaceOfTheEstimates(style: String, from: Double, to: Double, boundSeconds: Double) throws {
+        let changeSeconds = 8.0
+        let patterns = ["rock": DrumPattern.rock, "four on the floor": .fourOnTheFloor, "clicks": .clicks, "funk": .funk]
+        let pattern = try #require(patterns[style])
+        let signal = TestSignals.rhythm(pattern, segments: [(from, changeSeconds), (to, 8)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        let after = Self.wrongReadings(frames, bpm: to, fromSeconds: changeSeconds + boundSeconds)
+        withKnownIssue("the agreement waits 0.5 s for a second estimate of the new tempo (issue 14)") {
+            #expect(after.wrong == 0, "\(pattern.name) \(from) → \(to): \(after.wrong) of \(after.of) readings from \(boundSeconds) s after the change off \(to), e.g. \(after.example)")
+        }
+    }
+
     /// The same for funk (`DrumPattern.funk`), whose dotted-eighth pulse (4⁄3 of the beat)
     /// correlates at short lags as much as its beat: only its bar (2–4 beats) tells them apart,
     /// and after a change the bar's lags are the last to hold the new tempo
