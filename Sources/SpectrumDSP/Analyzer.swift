@@ -316,6 +316,10 @@ public struct Analyzer: ~Copyable {
         if onset.strength > 0 { beatTracker.addOnset(timeFrames: onset.timeFrames, strength: onset.strength, bassShare: onset.bassShare) }
         // 9) Tempo: recursive autocorrelation of the compressed, detrended onset signal, one
         //    scored decision that also weighs what the beat grid measured about its octave.
+        //    A grid without onsets for more than a bar in music far under its loudest: the music stopped.
+        let gridBeatsWithOnsets = beatTracker.beatsWithOnsets(lastBeats: tempoEstimator.parameters.musicStoppedWindowBeats,
+                                                              atStreamFrame: streamFrame)
+        tempoEstimator.followMusicLevel(bandPower: onset.bandPower, gridBeatsWithOnsets: gridBeatsWithOnsets)
         tempoEstimator.update(flux: onset.flux, hatFlux: onset.hatFlux, grid: beatTracker.octaveEvidence)
         // 10) Beat grid, phase and beat events.
         let beat = beatTracker.update(agreedBpm: tempoEstimator.agreedBpm, generation: tempoEstimator.generation, hopEndFrame: streamFrame)

@@ -362,6 +362,8 @@ extension TestSignals {
 public enum StopTail: Sendable {
     /// Pink noise this many dB under the groove's RMS (a noisy line input, a hissing desk).
     case pinkHiss(decibelsUnderGroove: Double)
+    /// White noise this many dB under the groove's RMS.
+    case whiteHiss(decibelsUnderGroove: Double)
     /// White noise decaying from the groove's RMS by 60 dB in `rt60Seconds` (a hall's reverb).
     case reverbTail(rt60Seconds: Double)
 }
@@ -382,6 +384,10 @@ extension TestSignals {
             let pink = pinkNoise(sampleRateHz: sampleRateHz, seconds: tailSeconds, amplitude: 0.5, seed: 9)
             let gain = grooveRms * pow(10, -decibels / 20) / rms(pink[...])
             signal.samples += pink.map { Float(gain) * $0 }
+        case .whiteHiss(let decibels):
+            let white = whiteNoise(sampleRateHz: sampleRateHz, seconds: tailSeconds, amplitude: 1, seed: 9)
+            let gain = grooveRms * pow(10, -decibels / 20) / rms(white[...])
+            signal.samples += white.map { Float(gain) * $0 }
         case .reverbTail(let rt60Seconds):
             let white = whiteNoise(sampleRateHz: sampleRateHz, seconds: tailSeconds, amplitude: 1, seed: 9)
             let gain = grooveRms / rms(white[...])

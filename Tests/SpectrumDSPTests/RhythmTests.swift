@@ -166,29 +166,44 @@ import SpectrumCore
     }
 
     /// When the music stops into hiss or a reverb tail, the tempo and the beats should stop
-    /// within 5 s too. Known issue (tempo finding 25): four on the floor into pink hiss 40 dB
-    /// under it keeps them to the end of the 8 s of hiss (the other three cases, asserted, stop in time;
-    /// a tail with an RT60 of 4 s only just, 5.0 s in the diagnostic): the onset
-    /// autocorrelation, a ratio, still reads the old period in noise. A breakdown decision that
-    /// drops the lock when the grid has had no onset for a bar in music 30 dB under its loudest
-    /// stopped them in 2.0–3.5 s, but is not merged (branch `s20-breakdown-attempt`).
-    @Test func aGrooveThatStopsIntoHissOrAReverbTailLosesItsTempoAndBeatsWithinFiveSeconds() throws {
+    /// within 5 s too: the onset autocorrelation, a ratio, still reads the old period in noise
+    /// (four on the floor into pink hiss 40 dB under it kept them for 9–10 s, tempo finding 25),
+    /// so the "music stopped" decision drops the lock when the grid's last bar holds no onset
+    /// and the level has fallen 30 dB under its loudest (tempo finding 27).
+    @Test(arguments: [44_100.0, 48_000, 96_000])
+    func aGrooveThatStopsIntoHissOrAReverbTailLosesItsTempoAndBeatsWithinFiveSeconds(sampleRateHz: Double) throws {
         let stopSeconds = 10.0, unlockedWithinSeconds = 5.0
         for pattern in [DrumPattern.rock, .fourOnTheFloor] {
-            for tail in [StopTail.pinkHiss(decibelsUnderGroove: 40), .reverbTail(rt60Seconds: 4)] {
-                let signal = TestSignals.grooveThatStops(pattern, bpm: 120, grooveSeconds: stopSeconds, into: tail, sampleRateHz: 48_000)
+            for tail in [StopTail.pinkHiss(decibelsUnderGroove: 40), .whiteHiss(decibelsUnderGroove: 40), .reverbTail(rt60Seconds: 4)] {
+                let signal = TestSignals.grooveThatStops(pattern, bpm: 120, grooveSeconds: stopSeconds, into: tail, sampleRateHz: sampleRateHz)
                 let frames = try Self.frames(signal)
-                let label = "\(pattern.name) into \(tail)"
+                let label = "\(pattern.name) into \(tail) at \(sampleRateHz) Hz"
                 Self.expectLocked(frames, signal, bpm: 120, fromSeconds: 6, toSeconds: stopSeconds, label)
-                let lastLocked = frames.last { $0.tempo.bpm != 0 || $0.beat.isBeat }.map { Self.seconds($0, 48_000) } ?? 0
-                var isHiss = false
-                if case .pinkHiss = tail { isHiss = true }
-                let isKnownIssue = pattern.name == DrumPattern.fourOnTheFloor.name && isHiss
-                withKnownIssue("pink hiss after a four-on-the-floor groove keeps its tempo and beats over 5 s") {
-                    #expect(lastLocked > stopSeconds && lastLocked < stopSeconds + unlockedWithinSeconds,
-                            "\(label): tempo or beats until \(lastLocked) s, the music stopped at \(stopSeconds) s")
-                } when: { isKnownIssue }
+                let lastLocked = frames.last { $0.tempo.bpm != 0 || $0.beat.isBeat }.map { Self.seconds($0, sampleRateHz) } ?? 0
+                #expect(lastLocked > stopSeconds && lastLocked < stopSeconds + unlockedWithinSeconds,
+                        "\(label): tempo or beats until \(lastLocked) s, the music stopped at \(stopSeconds) s")
             }
+        }
+    }
+
+    /// A bar of digital silence inside a groove (a stop before the drop) is not the music
+    /// stopping: the tempo and the beats carry through it and on after. The "music stopped"
+    /// decision must not drop the lock there: with a window of 4 beats it did at 100 and
+    /// 120 BPM (tempo finding 27). Known issue, as on main before the decision: four on the floor
+    /// at 120 BPM reads 60 for 1.5 s, from 1.4 s after the drums' return (not examined).
+    @Test(arguments: [100.0, 120, 140])
+    func aOneBarBreakOfSilenceKeepsTheTempoAndTheBeats(bpm: Double) throws {
+        let barSeconds = 4 * 60 / bpm, offsetSeconds = 0.137
+        let breakStart = offsetSeconds + (10 / barSeconds).rounded(.up) * barSeconds
+        for pattern in [DrumPattern.rock, .fourOnTheFloor] {
+            let silent = DrumPattern(name: "silent", events: [])
+            let signal = TestSignals.rhythm(sections: [(pattern, bpm, breakStart), (silent, bpm, barSeconds), (pattern, bpm, 6)],
+                                            sampleRateHz: 48_000, offsetSeconds: offsetSeconds)
+            let frames = try Self.frames(signal)
+            withKnownIssue("four on the floor at 120 BPM reads 60 for 1.5 s after a bar of silence") {
+                Self.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: breakStart + barSeconds + 5.5,
+                                  "\(pattern.name) at \(bpm) BPM with a bar of silence at \(breakStart) s")
+            } when: { bpm == 120 && pattern.name == DrumPattern.fourOnTheFloor.name }
         }
     }
 

@@ -226,6 +226,25 @@ struct BeatTracker {
         return (bpm.isFinite ? bpm : 0, phase(atStreamFrame: hopEndFrame), beat)
     }
 
+    /// How many of the grid's last `beats` points (up to 8) whose match window (±`matchTolerance`)
+    /// has closed by `streamFrame` hold an onset; 0 while unlocked. A groove puts onsets on most
+    /// of its beats whatever its tempo; hiss, a reverb tail or silence on none (the tempo
+    /// estimator's "music stopped" decision). Real-time safe.
+    @_noLocks
+    func beatsWithOnsets(lastBeats beats: Int, atStreamFrame streamFrame: Int64) -> Int {
+        guard isLocked, periodFrames > 0 else { return 0 }
+        let newest = realtimeFloor((Double(streamFrame) - anchorFrame) / periodFrames - Self.matchTolerance)
+        var marked: UInt8 = 0
+        for slot in 0..<onsetCount {
+            let position = (onsetTimes[slot] - anchorFrame) / periodFrames
+            let beat = realtimeRound(position)
+            let age = newest - beat
+            guard abs(position - beat) <= Self.matchTolerance, age >= 0, age < Double(min(beats, 8)) else { continue }
+            marked |= 1 << UInt8(age)
+        }
+        return marked.nonzeroBitCount
+    }
+
     /// Position within the beat at `streamFrame` (plus the lead time), 0..1; 0 while unlocked.
     /// Real-time safe.
     @_noLocks

@@ -157,7 +157,12 @@ struct OnsetDetector: ~Copyable {
         // crashes do not raise its threshold far above quiet closed hats.
         hatFlux = lastBin < hatFirstBin ? realtimeLog1p(Self.hatCompressionGain * finiteOr(hatFlux / Float(hatBinCount), 0)) : 0
         let bassFlux = finiteOr(lowFlux, 0)
-        var result = OnsetResult(flux: flux, hatFlux: hatFlux, strength: 0, timeFrames: 0, bassShare: 0, eventStrength: 0)
+        var bandPower: Float = 0
+        for bin in firstBin...lastBin {
+            bandPower += power[bin]
+        }
+        var result = OnsetResult(flux: flux, hatFlux: hatFlux, bandPower: finiteOr(bandPower, 0), strength: 0, timeFrames: 0, bassShare: 0,
+                                 eventStrength: 0)
         guard primed else {
             // The first hop has no predecessor: its "rise" from nothing is not an onset.
             primed = true
@@ -282,6 +287,9 @@ struct OnsetResult {
     var flux: Float
     /// The hat band's mean positive log-power change per bin, compressed as `ln(1 + 10x)`.
     var hatFlux: Float
+    /// The onset bands' power (the sum of the main spectrum's bins the flux reads): whether the
+    /// music still plays (`TempoEstimator.followMusicLevel`).
+    var bandPower: Float
     /// Strength of the grid onset (0: none).
     var strength: Float
     var timeFrames: Double

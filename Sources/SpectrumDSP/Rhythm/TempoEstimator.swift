@@ -26,7 +26,9 @@ import SpectrumCore
 /// last three estimates agree within ±5 BPM; three estimates in a row more than 10 BPM from the
 /// shown tempo (or without a tempo) drop the lock and restart the autocorrelation — or, while the
 /// shown tempo's evidence fades (a tempo change), restart the autocorrelation and keep the shown
-/// tempo until two estimates agree again (`Parameters.reviewSeconds`).
+/// tempo until two estimates agree again (`Parameters.reviewSeconds`). When the music stopped
+/// (no onset on the beat grid for more than a bar and the level far under its loudest:
+/// `musicStopped`), the lock is dropped at once.
 ///
 /// `init` allocates; `update` is real-time safe.
 struct TempoEstimator: ~Copyable {
@@ -125,6 +127,28 @@ struct TempoEstimator: ~Copyable {
         /// kept reading the old period: tempo and beats went on 20.5 s into the silence. 2 s
         /// holds two beats at 60 BPM, so a sparse slow groove keeps it open.
         var silenceWindowSeconds: Double = 2.0
+        /// The "music stopped" decision reads the beat grid's last this many beats for onsets
+        /// near them (`BeatTracker.beatsWithOnsets`). With none, and the onset bands' level
+        /// more than `musicStoppedDropDecibels` under its held loudest, the lock is dropped at
+        /// once. A groove, whatever its tempo, puts onsets near its beats (tempo changes and
+        /// octave moves happen with onsets), and a drumless breakdown's pads play within the
+        /// drop; hiss, a reverb tail that has decayed and silence do neither. More than a bar:
+        /// 4 dropped the lock in a bar of silence before a drop at 100 and 120 BPM (tempo
+        /// finding 27). Without the decision pink hiss 40 dB under four on the floor kept its
+        /// tempo and beats for 9–10 s (tempo findings 20 and 25).
+        var musicStoppedWindowBeats: Int = 5
+        /// How far (dB) under its held loudest the onset bands' level must fall for the music to
+        /// have stopped: hiss 40 dB under the groove and a decayed tail are under it, a
+        /// breakdown's pads are not.
+        var musicStoppedDropDecibels: Float = 30
+        /// The span (s) of the onset bands' level (mean power): short, so that a reverb tail
+        /// reads as decayed soon after it has (the grid's window, not this, makes the decision
+        /// wait more than a bar); long enough to smooth hiss.
+        var musicLevelWindowSeconds: Double = 0.5
+        /// How fast (dB/s) the held loudest level follows a quieter input: slowly, so that hiss
+        /// 40 dB under a groove counts as the music stopped for 10 s, and a quiet song after a
+        /// loud one starts from its own level within ~30 s.
+        var musicLevelReleaseDecibelsPerSecond: Float = 1
         /// The beat grid's octave evidence (`GridOctaveEvidence`) is an opinion on the pair of
         /// octaves it runs between: for the double tempo when the upper-band onsets halfway
         /// between its beats reach this share of those on them (a two-step's snares)…
@@ -230,6 +254,16 @@ struct TempoEstimator: ~Copyable {
     private let recentFlux: RealtimeBuffer
     private var recentFluxIndex = 0
     private var recentFluxCount = 0
+    /// The onset bands' power over the last `Parameters.musicLevelWindowSeconds`
+    /// (`followMusicLevel`), its next slot and how many slots hold a value.
+    private let recentPower: RealtimeBuffer
+    private var recentPowerIndex = 0
+    private var recentPowerCount = 0
+    /// The loudest level (dB), held and released
+    /// (`Parameters.musicLevelReleaseDecibelsPerSecond`).
+    private var heldLevelDecibels = realtimeDecibelsFromPower(0)
+    /// How many of the beat grid's last `Parameters.musicStoppedWindowBeats` hold an onset.
+    private var gridBeatsWithOnsets = 0
     private var hopsUntilEstimate: Int
     /// The last three estimates in BPM, newest first (0 = no tempo).
     private var recent: (Float, Float, Float) = (0, 0, 0)
@@ -310,6 +344,7 @@ struct TempoEstimator: ~Copyable {
         fadingHoldEstimates = Int((parameters.fadingHoldSeconds / Self.estimateIntervalSeconds).rounded())
         reviewEstimates = max(1, Int((parameters.reviewSeconds / Self.estimateIntervalSeconds).rounded()))
         recentFlux = RealtimeBuffer(count: max(2, Int((parameters.silenceWindowSeconds * frameRateHz).rounded())))
+        recentPower = RealtimeBuffer(count: max(1, Int((parameters.musicLevelWindowSeconds * frameRateHz).rounded())))
         let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
@@ -322,6 +357,18 @@ struct TempoEstimator: ~Copyable {
         hatLeadProducts = RealtimeBuffer(count: Int((maximumLag / 2).rounded(.up)) + 2)
         hatLeadWeights = RealtimeBuffer(count: Int((maximumLag / 2).rounded(.up)) + 2)
         hopsUntilEstimate = estimateIntervalHops
+    }
+
+    /// Takes the onset bands' power of one hop (`bandPower`) and how many of the beat grid's
+    /// last `Parameters.musicStoppedWindowBeats` hold an onset (`gridBeatsWithOnsets`): the
+    /// evidence of the "music stopped" decision, which the next `update` that estimates takes.
+    /// Called before `update` at every hop. Real-time safe.
+    @_noLocks
+    mutating func followMusicLevel(bandPower: Float, gridBeatsWithOnsets: Int) {
+        recentPower[recentPowerIndex] = bandPower
+        recentPowerIndex = (recentPowerIndex + 1) % recentPower.count
+        recentPowerCount = min(recentPowerCount + 1, recentPower.count)
+        self.gridBeatsWithOnsets = gridBeatsWithOnsets
     }
 
     /// Takes the onset signal of one hop (`flux`, and the hat band's compressed flux
@@ -354,8 +401,11 @@ struct TempoEstimator: ~Copyable {
         guard hopsUntilEstimate <= 0 || (opinion.value != 0 && isNewOpinion && againstMemory) else { return }
         hopsUntilEstimate = estimateIntervalHops
         rememberOctaveOpinion(opinion)
-        let estimate = estimateBpm()
-        decide(estimate)
+        if musicStopped() {
+            restart()
+        } else {
+            decide(estimateBpm())
+        }
         followFadingEvidence()
     }
 
@@ -809,6 +859,27 @@ struct TempoEstimator: ~Copyable {
         recentFlux.fill(with: 0)
         recentFluxIndex = 0
         recentFluxCount = 0
+        recentPower.fill(with: 0)
+        recentPowerIndex = 0
+        recentPowerCount = 0
+        heldLevelDecibels = realtimeDecibelsFromPower(0)
+        gridBeatsWithOnsets = 0
+    }
+
+    /// The "music stopped" decision (`Parameters.musicStoppedWindowBeats`): with a tempo
+    /// shown, the beat grid's last beats hold no onset and the onset bands' mean power over the
+    /// level's window is more than `Parameters.musicStoppedDropDecibels` under its held loudest. Also
+    /// follows the held loudest. Real-time safe; O(window), once per estimate.
+    @_noLocks
+    private mutating func musicStopped() -> Bool {
+        var sum: Float = 0
+        for slot in 0..<recentPowerCount {
+            sum += recentPower[slot]
+        }
+        let level = realtimeDecibelsFromPower(sum / Float(max(1, recentPowerCount)))
+        let release = parameters.musicLevelReleaseDecibelsPerSecond * Float(Self.estimateIntervalSeconds)
+        heldLevelDecibels = max(level, heldLevelDecibels - release)
+        return agreedBpm > 0 && gridBeatsWithOnsets == 0 && level < heldLevelDecibels - parameters.musicStoppedDropDecibels
     }
 
     /// The variance of the raw onset signal over the last `Parameters.silenceWindowSeconds`
