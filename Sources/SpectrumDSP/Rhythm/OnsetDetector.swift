@@ -157,10 +157,7 @@ struct OnsetDetector: ~Copyable {
         // crashes do not raise its threshold far above quiet closed hats.
         hatFlux = lastBin < hatFirstBin ? realtimeLog1p(Self.hatCompressionGain * finiteOr(hatFlux / Float(hatBinCount), 0)) : 0
         let bassFlux = finiteOr(lowFlux, 0)
-        var bandPower: Float = 0
-        for bin in firstBin...lastBin {
-            bandPower += power[bin]
-        }
+        let bandPower = realtimeSum(power + firstBin, count: lastBin - firstBin + 1)
         var result = OnsetResult(flux: flux, hatFlux: hatFlux, bandPower: finiteOr(bandPower, 0), strength: 0, timeFrames: 0, bassShare: 0,
                                  eventStrength: 0)
         guard primed else {
