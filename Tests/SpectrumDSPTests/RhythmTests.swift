@@ -152,17 +152,23 @@ import SpectrumCore
     /// 20.5 s; now over the last `silenceWindowSeconds`.)
     @Test(arguments: sampleRates)
     func aGrooveThatStopsLosesItsTempoAndBeatsWithinFiveSeconds(sampleRateHz: Double) throws {
-        let stopSeconds = 10.0, unlockedWithinSeconds = 5.0
+        let stopSeconds = 10.0
         for pattern in [DrumPattern.rock, .fourOnTheFloor] {
             var signal = TestSignals.rhythm(pattern, segments: [(120, stopSeconds)], sampleRateHz: sampleRateHz)
             signal.samples += TestSignals.silence(sampleRateHz: sampleRateHz, seconds: 8)
-            let frames = try Self.frames(signal)
-            let label = "\(pattern.name) at \(sampleRateHz) Hz"
-            Self.expectLocked(frames, signal, bpm: 120, fromSeconds: 6, toSeconds: stopSeconds, label)
-            let lastLocked = frames.last { $0.tempo.bpm != 0 || $0.beat.isBeat }.map { Self.seconds($0, sampleRateHz) } ?? 0
-            #expect(lastLocked > stopSeconds && lastLocked < stopSeconds + unlockedWithinSeconds,
-                    "\(label): tempo or beats until \(lastLocked) s, the music stopped at \(stopSeconds) s")
+            try Self.expectTheBeatsStop(signal, atSeconds: stopSeconds, "\(pattern.name) at \(sampleRateHz) Hz")
         }
+    }
+
+    /// A groove at 120 BPM locked from 6 s to its stop at `stopSeconds`, and no tempo or beat
+    /// 5 s after it.
+    private static func expectTheBeatsStop(_ signal: RhythmSignal, atSeconds stopSeconds: Double, _ label: String) throws {
+        let unlockedWithinSeconds = 5.0
+        let frames = try Self.frames(signal)
+        Self.expectLocked(frames, signal, bpm: 120, fromSeconds: 6, toSeconds: stopSeconds, label)
+        let lastLocked = frames.last { $0.tempo.bpm != 0 || $0.beat.isBeat }.map { Self.seconds($0, signal.sampleRateHz) } ?? 0
+        #expect(lastLocked > stopSeconds && lastLocked < stopSeconds + unlockedWithinSeconds,
+                "\(label): tempo or beats until \(lastLocked) s, the music stopped at \(stopSeconds) s")
     }
 
     /// When the music stops into hiss or a reverb tail, the tempo and the beats should stop
@@ -172,16 +178,11 @@ import SpectrumCore
     /// and the level has fallen 30 dB under its loudest (tempo finding 27).
     @Test(arguments: [44_100.0, 48_000, 96_000])
     func aGrooveThatStopsIntoHissOrAReverbTailLosesItsTempoAndBeatsWithinFiveSeconds(sampleRateHz: Double) throws {
-        let stopSeconds = 10.0, unlockedWithinSeconds = 5.0
+        let stopSeconds = 10.0
         for pattern in [DrumPattern.rock, .fourOnTheFloor] {
             for tail in [StopTail.pinkHiss(decibelsUnderGroove: 40), .whiteHiss(decibelsUnderGroove: 40), .reverbTail(rt60Seconds: 4)] {
                 let signal = TestSignals.grooveThatStops(pattern, bpm: 120, grooveSeconds: stopSeconds, into: tail, sampleRateHz: sampleRateHz)
-                let frames = try Self.frames(signal)
-                let label = "\(pattern.name) into \(tail) at \(sampleRateHz) Hz"
-                Self.expectLocked(frames, signal, bpm: 120, fromSeconds: 6, toSeconds: stopSeconds, label)
-                let lastLocked = frames.last { $0.tempo.bpm != 0 || $0.beat.isBeat }.map { Self.seconds($0, sampleRateHz) } ?? 0
-                #expect(lastLocked > stopSeconds && lastLocked < stopSeconds + unlockedWithinSeconds,
-                        "\(label): tempo or beats until \(lastLocked) s, the music stopped at \(stopSeconds) s")
+                try Self.expectTheBeatsStop(signal, atSeconds: stopSeconds, "\(pattern.name) into \(tail) at \(sampleRateHz) Hz")
             }
         }
     }
