@@ -3,7 +3,10 @@ import SpectrumCore
 /// The autocorrelation of an onset signal, updated every hop with O(lags) work: the signal is
 /// detrended (minus its mean over the last `detrendHops`), and every lag's product is averaged
 /// recursively, `A[L] ← A[L] + β·(d[n]·d[n−L] − A[L])`, with a normaliser `W[L]` from the same
-/// recursion applied to 1, so the first seconds are plain averages.
+/// recursion applied to 1, so the first seconds are plain averages. Hops the caller marks absent
+/// (silence between two parts of a song: `add(_:present:)`, `markAbsent(hops:)`) are missing data,
+/// not zeros: no product with one of them at either end counts, and they stay out of the
+/// detrending mean, so a bar of silence neither lowers the lags it spans nor shifts the signal.
 ///
 /// `init` allocates; the other methods are real-time safe.
 struct RunningAutocorrelation: ~Copyable {
@@ -21,6 +24,8 @@ struct RunningAutocorrelation: ~Copyable {
     private let detrended: RealtimeBuffer
     private let detrendedMask: Int
     private var detrendedWrite = 0
+    /// Whether each detrended value counts (1) or is missing (0), stored like `detrended`.
+    private let presenceRing: RealtimeBuffer
     /// The signal over the detrending window, and its running sum.
     private let recent: RealtimeBuffer
     private var recentWrite = 0
@@ -47,39 +52,66 @@ struct RunningAutocorrelation: ~Copyable {
         while size < lagCount { size <<= 1 }
         detrended = RealtimeBuffer(count: 2 * size, repeating: 0)
         detrendedMask = size - 1
+        presenceRing = RealtimeBuffer(count: 2 * size, repeating: 0)
         recent = RealtimeBuffer(count: max(1, detrendHops), repeating: 0)
         correlation = RealtimeBuffer(count: lagCount, repeating: 0)
         weight = RealtimeBuffer(count: lagCount, repeating: 0)
         normalisedCorrelation = RealtimeBuffer(count: lagCount, repeating: 0)
     }
 
-    /// Takes one hop's value of the signal; returns it detrended. Real-time safe; O(lags).
+    /// Takes one hop's value of the signal; returns it detrended. An absent hop (`present`
+    /// false) is stored but counts in no product and not in the detrending mean. Real-time
+    /// safe; O(lags).
     @discardableResult @_noLocks
-    mutating func add(_ value: Float) -> Float {
-        // 1) Detrending: minus the mean over the window.
-        if recentCount == recent.count {
-            recentSum -= Double(recent[recentWrite])
-        } else {
-            recentCount += 1
+    mutating func add(_ value: Float, present: Bool = true) -> Float {
+        // 1) Detrending: minus the mean over the window of present hops.
+        if present {
+            if recentCount == recent.count {
+                recentSum -= Double(recent[recentWrite])
+            } else {
+                recentCount += 1
+            }
+            recent[recentWrite] = value
+            recentSum += Double(value)
+            recentWrite = recentWrite + 1 == recent.count ? 0 : recentWrite + 1
         }
-        recent[recentWrite] = value
-        recentSum += Double(value)
-        recentWrite = recentWrite + 1 == recent.count ? 0 : recentWrite + 1
-        let current = value - Float(recentSum / Double(recentCount))
+        let current = value - Float(recentSum / Double(max(recentCount, 1)))
+        let presentValue: Float = present ? 1 : 0
         detrended[detrendedWrite] = current
         detrended[detrendedWrite + detrendedMask + 1] = current
+        presenceRing[detrendedWrite] = presentValue
+        presenceRing[detrendedWrite + detrendedMask + 1] = presentValue
         // The newest value sits at `newest`; lag L is at `newest − L` (never below 0).
         let newest = detrendedWrite + detrendedMask + 1
         detrendedWrite = (detrendedWrite + 1) & detrendedMask
-        // 2) Every lag that has data.
+        // 2) Every lag that has data, but only pairs of present hops.
         hopsOfSignal = min(hopsOfSignal + 1, lagCount)
+        guard present else { return current }
         let history = detrended.base + newest
+        let historyPresence = presenceRing.base + newest
         for lag in 0..<hopsOfSignal {
-            let product = current * history[-lag]
-            correlation[lag] += step * (product - correlation[lag])
-            weight[lag] += step * (1 - weight[lag])
+            let gatedStep = step * historyPresence[-lag]
+            correlation[lag] += gatedStep * (current * history[-lag] - correlation[lag])
+            weight[lag] += gatedStep * (1 - weight[lag])
         }
         return current
+    }
+
+    /// Marks the newest `hops` values absent (silence found only once a window of it has passed):
+    /// later products with them do not count. Real-time safe; O(hops).
+    @_noLocks
+    mutating func markAbsent(hops: Int) {
+        for age in 0..<min(hops, detrendedMask + 1) {
+            let slot = (detrendedWrite - 1 - age) & detrendedMask
+            presenceRing[slot] = 0
+            presenceRing[slot + detrendedMask + 1] = 0
+        }
+    }
+
+    /// 1 when the value `age` hops ago counts, 0 when it was absent. Real-time safe.
+    @inline(__always) @_noLocks
+    func presence(age: Int) -> Float {
+        presenceRing[((detrendedWrite - 1 - age) & detrendedMask) + detrendedMask + 1]
     }
 
     /// Sets the recursion's β from the next hop on (a shorter memory forgets faster). Real-time safe.
@@ -172,6 +204,7 @@ struct RunningAutocorrelation: ~Copyable {
     mutating func reset() {
         restart()
         detrended.fill(with: 0)
+        presenceRing.fill(with: 0)
         detrendedWrite = 0
         hopsOfSignal = 0
         recent.fill(with: 0)

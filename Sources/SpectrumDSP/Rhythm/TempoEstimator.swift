@@ -9,8 +9,11 @@ import SpectrumCore
 /// (`RunningAutocorrelation`, β = 1 − exp(−hop/τ), τ = `tempoMemorySeconds`, or
 /// `Parameters.fadingMemorySeconds` while the shown tempo's evidence fades, and
 /// `Parameters.fadingHoldSeconds` after); the hat band's
-/// onset signal likewise, over one period of the slowest tempo.
-/// Every `estimateIntervalSeconds` a tempo estimate is read from it: the most salient period in
+/// onset signal likewise, over one period of the slowest tempo. Hops where the music does not
+/// play (`followMusicLevel`: a break) are missing data to both, not zeros, and when the music
+/// resumes the shown tempo is reviewed from fresh evidence.
+/// Every `estimateIntervalSeconds` (`Parameters.fadingEstimateIntervalSeconds` while the shown
+/// tempo's evidence fades or is under review) a tempo estimate is read from it: the most salient period in
 /// the BPM range, then one scored decision among the periods related to it by 1, 2, ½, 3⁄2, ⅔,
 /// 3, ⅓, ¾ and 4⁄3 and the shown tempo's (`candidateScore`, weights in `Parameters`), a
 /// confidence (`A[peak] / A[0]`) and a silence gate (variance of the raw onset signal). One of
@@ -23,8 +26,8 @@ import SpectrumCore
 /// (and the move they made) stand behind it, so one does not undo a move. A new opinion
 /// against the memory brings the estimate forward, and an octave move the memory chose is
 /// taken without waiting for a second estimate. Otherwise the shown tempo changes only when two of the
-/// last three estimates agree within ±5 BPM; three estimates in a row more than 10 BPM from the
-/// shown tempo (or without a tempo) drop the lock and restart the autocorrelation — or, while the
+/// last three estimates agree within ±5 BPM; estimates more than 10 BPM from the shown tempo (or
+/// without a tempo) for 1 s (three in a row at the regular interval) drop the lock and restart the autocorrelation — or, while the
 /// shown tempo's evidence fades (a tempo change), restart the autocorrelation and keep the shown
 /// tempo until two estimates agree again (`Parameters.reviewSeconds`). When the music stopped
 /// (no onset on the beat grid for more than a bar and the level far under its loudest:
@@ -113,6 +116,16 @@ struct TempoEstimator: ~Copyable {
         /// changes and the tuning part; 1 s dropped the lock again on funk 98 → 112 and
         /// 128 → 140 (6.0 and 5.0 s), 1.5 s on 128 → 140 (5.5 s).
         var reviewSeconds: Double = 2.0
+        /// The estimate interval (s) while the shown tempo's evidence fades or is under review
+        /// (`estimateIntervalSeconds` otherwise): after a change the first estimate of the new
+        /// tempo was right, and the agreement waited 0.5 s for a second (tempo finding 26). How
+        /// long the estimates must diverge to review or drop the lock stays 1 s. 0.25 re-locked
+        /// the tuning part's changes in 2.4 / 3.8 s (median / worst; 0.5: 2.9 / 3.8 s) and moved no
+        /// other track; 0.35 2.5 / 4.5 s; 0.2 and 0.15 cost `rock-62` its lock (a steady track's
+        /// dip agreed on a wrong pair). Held out 2.8 / 6.3 → 2.5 / 6.8 s; usable since breaks are
+        /// missing data (with a bar of silence read as zeros two estimates 0.25 s apart agreed
+        /// on rock's half after it: tempo finding 29).
+        var fadingEstimateIntervalSeconds: Double = 0.25
         /// Products (s) a bar lag (2–4 beats, `barRepetition`) needs to be read, against
         /// `warmUpSeconds` for every other reading: a slow groove's 4-beat bar (2.4–2.9 s at
         /// 84–100 BPM) has a warm-up's worth only ~3.5–4 s in, and until then its faster relatives
@@ -141,10 +154,6 @@ struct TempoEstimator: ~Copyable {
         /// have stopped: hiss 40 dB under the groove and a decayed tail are under it, a
         /// breakdown's pads are not.
         var musicStoppedDropDecibels: Float = 30
-        /// The span (s) of the onset bands' level (mean power): short, so that a reverb tail
-        /// reads as decayed soon after it has (the grid's window, not this, makes the decision
-        /// wait more than a bar); long enough to smooth hiss.
-        var musicLevelWindowSeconds: Double = 0.5
         /// How fast (dB/s) the held loudest level follows a quieter input: slowly, so that hiss
         /// 40 dB under a groove counts as the music stopped for 10 s, and a quiet song after a
         /// loud one starts from its own level within ~30 s.
@@ -222,17 +231,27 @@ struct TempoEstimator: ~Copyable {
     private var shownSalienceHigh: Float = 0
     /// The shown tempo `shownSalienceHigh` belongs to.
     private var shownSalienceBpm: Float = 0
-    /// Estimates (with a tempo shown) left with the short memory: the fading one and
-    /// `fadingHoldEstimates` after it. The count pauses while no tempo is shown (and across a
-    /// dropped lock), so the first agreement after a drop still gets the rest of it.
-    private var fadingEstimatesLeft = 0
-    /// `Parameters.fadingHoldSeconds` in estimates.
-    private let fadingHoldEstimates: Int
-    /// Estimates left in the review of a lock that diverged while its evidence faded (0: none
+    /// Hops (with a tempo shown) left with the short memory: up to the next estimate after the
+    /// fading one and `fadingHoldHops` after it. The count pauses while no tempo is shown (and
+    /// across a dropped lock), so the first agreement after a drop still gets the rest of it.
+    private var fadingHopsLeft = 0
+    /// `Parameters.fadingHoldSeconds` in hops.
+    private let fadingHoldHops: Int
+    /// Hops left in the review of a lock that diverged while its evidence faded (0: none
     /// under review; `Parameters.reviewSeconds`).
-    private var reviewEstimatesLeft = 0
-    /// `Parameters.reviewSeconds` in estimates.
-    private let reviewEstimates: Int
+    private var reviewHopsLeft = 0
+    /// `Parameters.reviewSeconds` in hops.
+    private let reviewHops: Int
+    /// The estimate interval while the shown tempo's evidence fades or is under review
+    /// (`Parameters.fadingEstimateIntervalSeconds`), in hops.
+    private let fadingEstimateIntervalHops: Int
+    /// Hops since the previous estimate (the clock of the counts above), and since the first
+    /// estimate of the current run diverging from the shown tempo.
+    private var hopsSinceEstimate = 0
+    private var hopsDivergent = 0
+    /// `divergentEstimatesForReset` estimates at the regular interval, in hops: how long the
+    /// estimates must diverge before the lock is dropped or reviewed, whatever the interval.
+    private let divergenceHops: Int
     /// The hat band's recursion step (τ = `hatMemorySeconds`).
     private let hatStep: Float
     private let estimateIntervalHops: Int
@@ -254,14 +273,25 @@ struct TempoEstimator: ~Copyable {
     private let recentFlux: RealtimeBuffer
     private var recentFluxIndex = 0
     private var recentFluxCount = 0
-    /// The onset bands' power over the last `Parameters.musicLevelWindowSeconds`
-    /// (`followMusicLevel`), its next slot and how many slots hold a value.
+    /// The onset bands' power over the last beat of the slowest tempo (`followMusicLevel`; a
+    /// sparse groove's gaps between beats never read as silence), its next slot and how many
+    /// slots hold a value.
     private let recentPower: RealtimeBuffer
     private var recentPowerIndex = 0
     private var recentPowerCount = 0
     /// The loudest level (dB), held and released
-    /// (`Parameters.musicLevelReleaseDecibelsPerSecond`).
+    /// (`Parameters.musicLevelReleaseDecibelsPerSecond`, per hop).
     private var heldLevelDecibels = realtimeDecibelsFromPower(0)
+    private let levelReleasePerHop: Float
+    /// Whether the music plays: the level is within `Parameters.musicStoppedDropDecibels` of
+    /// its held loudest. Hops where it does not (a bar of silence, hiss far under the song) are
+    /// missing data to the autocorrelations, not zeros.
+    private var musicPlays = true
+    /// The music played again after hops where it did not: whatever the break hid, the shown
+    /// tempo's evidence is stale, and the next estimate treats it as fading (`followFadingEvidence`).
+    private var musicResumed = false
+    /// Whether the latest estimate had a warm-up's worth of products to read (`estimateBpm`).
+    private var estimateWarmedUp = false
     /// How many of the beat grid's last `Parameters.musicStoppedWindowBeats` hold an onset.
     private var gridBeatsWithOnsets = 0
     private var hopsUntilEstimate: Int
@@ -341,13 +371,16 @@ struct TempoEstimator: ~Copyable {
         minimumConfidence = Float(configuration.minimumConfidence)
         step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
         fadingStep = max(step, Float(1 - exp(-hopSeconds / parameters.fadingMemorySeconds)))
-        fadingHoldEstimates = Int((parameters.fadingHoldSeconds / Self.estimateIntervalSeconds).rounded())
-        reviewEstimates = max(1, Int((parameters.reviewSeconds / Self.estimateIntervalSeconds).rounded()))
+        fadingHoldHops = Int((parameters.fadingHoldSeconds * frameRateHz).rounded())
+        reviewHops = max(1, Int((parameters.reviewSeconds * frameRateHz).rounded()))
         recentFlux = RealtimeBuffer(count: max(2, Int((parameters.silenceWindowSeconds * frameRateHz).rounded())))
-        recentPower = RealtimeBuffer(count: max(1, Int((parameters.musicLevelWindowSeconds * frameRateHz).rounded())))
+        recentPower = RealtimeBuffer(count: max(1, Int(maximumLag.rounded(.up))))
+        levelReleasePerHop = parameters.musicLevelReleaseDecibelsPerSecond * Float(hopSeconds)
         let minimumWeight = Float(1 - exp(-Self.warmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         let detrendHops = Int((Self.detrendSeconds * frameRateHz).rounded())
         estimateIntervalHops = max(1, Int((Self.estimateIntervalSeconds * frameRateHz).rounded()))
+        fadingEstimateIntervalHops = max(1, min(estimateIntervalHops, Int((parameters.fadingEstimateIntervalSeconds * frameRateHz).rounded())))
+        divergenceHops = (Self.divergentEstimatesForReset - 1) * estimateIntervalHops
         barMinimumWeight = Float(1 - exp(-parameters.barWarmUpSeconds / configuration.tempoMemorySeconds)) * 0.999
         onsetCorrelation = RunningAutocorrelation(lagCount: lagCount, detrendHops: detrendHops, step: step, minimumWeight: minimumWeight,
                                                   earliestWeight: barMinimumWeight)
@@ -360,15 +393,31 @@ struct TempoEstimator: ~Copyable {
     }
 
     /// Takes the onset bands' power of one hop (`bandPower`) and how many of the beat grid's
-    /// last `Parameters.musicStoppedWindowBeats` hold an onset (`gridBeatsWithOnsets`): the
-    /// evidence of the "music stopped" decision, which the next `update` that estimates takes.
-    /// Called before `update` at every hop. Real-time safe.
+    /// last `Parameters.musicStoppedWindowBeats` hold an onset (`gridBeatsWithOnsets`): whether
+    /// the music plays (`musicPlays`, for the next `update`) and the evidence of the "music
+    /// stopped" decision. When the level falls under the drop, the window that fell silent is
+    /// marked absent in the autocorrelations too. Called before `update` at every hop.
+    /// Real-time safe; O(window).
     @_noLocks
     mutating func followMusicLevel(bandPower: Float, gridBeatsWithOnsets: Int) {
         recentPower[recentPowerIndex] = bandPower
         recentPowerIndex = (recentPowerIndex + 1) % recentPower.count
         recentPowerCount = min(recentPowerCount + 1, recentPower.count)
         self.gridBeatsWithOnsets = gridBeatsWithOnsets
+        let level = realtimeDecibelsFromPower(realtimeSum(recentPower.base, count: recentPowerCount) / Float(recentPowerCount))
+        heldLevelDecibels = max(level, heldLevelDecibels - levelReleasePerHop)
+        let plays = level >= heldLevelDecibels - parameters.musicStoppedDropDecibels
+        if musicPlays && !plays {
+            onsetCorrelation.markAbsent(hops: recentPowerCount - 1)
+            hatCorrelation.markAbsent(hops: recentPowerCount - 1)
+        }
+        if plays && !musicPlays && agreedBpm > 0 {
+            // Whatever the break hid (the same groove, or a new tempo), the shown tempo's
+            // evidence is from before it: measured afresh from here, the tempo kept under review.
+            review()
+            musicResumed = true
+        }
+        musicPlays = plays
     }
 
     /// Takes the onset signal of one hop (`flux`, and the hat band's compressed flux
@@ -382,11 +431,14 @@ struct TempoEstimator: ~Copyable {
         recentFluxCount = min(recentFluxCount + 1, recentFlux.count)
 
         // 2) Log compression; detrended, recursive autocorrelations (every lag that has data).
-        let onset = onsetCorrelation.add(realtimeLog1p(Self.compressionGain * flux))
-        hatCorrelation.add(hatFlux)
-        for lag in 0..<hatLeadProducts.count {
-            hatLeadProducts[lag] += hatStep * (onset * hatCorrelation.detrendedValue(age: lag) - hatLeadProducts[lag])
-            hatLeadWeights[lag] += hatStep * (1 - hatLeadWeights[lag])
+        let onset = onsetCorrelation.add(realtimeLog1p(Self.compressionGain * flux), present: musicPlays)
+        hatCorrelation.add(hatFlux, present: musicPlays)
+        if musicPlays {
+            for lag in 0..<hatLeadProducts.count {
+                let gatedStep = hatStep * hatCorrelation.presence(age: lag)
+                hatLeadProducts[lag] += gatedStep * (onset * hatCorrelation.detrendedValue(age: lag) - hatLeadProducts[lag])
+                hatLeadWeights[lag] += gatedStep * (1 - hatLeadWeights[lag])
+            }
         }
 
         // 3) A new estimate every interval, and at once when the beat grid forms an opinion
@@ -397,9 +449,9 @@ struct TempoEstimator: ~Copyable {
         let isNewOpinion = opinion.value != latestOpinionValue
         latestOpinionValue = opinion.value
         hopsUntilEstimate -= 1
+        hopsSinceEstimate += 1
         let againstMemory = opinion.value * octaveMemory <= 0 && isRemembered(pairSlowLag: opinion.pairSlowLag)
         guard hopsUntilEstimate <= 0 || (opinion.value != 0 && isNewOpinion && againstMemory) else { return }
-        hopsUntilEstimate = estimateIntervalHops
         rememberOctaveOpinion(opinion)
         if musicStopped() {
             restart()
@@ -407,6 +459,10 @@ struct TempoEstimator: ~Copyable {
             decide(estimateBpm())
         }
         followFadingEvidence()
+        hopsSinceEstimate = 0
+        // Sooner while the shown tempo's evidence fades or is under review: the agreement on a
+        // new tempo (2 of the last 3 estimates) comes at this pace.
+        hopsUntilEstimate = agreedBpm > 0 && (fadingHopsLeft > 0 || reviewHopsLeft > 0) ? fadingEstimateIntervalHops : estimateIntervalHops
     }
 
     /// The autocorrelation's memory: the configured one while the shown tempo's comb salience
@@ -415,6 +471,7 @@ struct TempoEstimator: ~Copyable {
     /// the old period's evidence would otherwise linger for the whole long memory). Real-time safe.
     @_noLocks
     private mutating func followFadingEvidence() {
+        defer { musicResumed = false }
         guard agreedBpm > 0 else {
             shownSalienceHigh = 0
             onsetCorrelation.setStep(step)
@@ -424,12 +481,12 @@ struct TempoEstimator: ~Copyable {
         if abs(agreedBpm - shownSalienceBpm) > Self.agreementBpm { shownSalienceHigh = 0 }
         shownSalienceBpm = agreedBpm
         shownSalienceHigh = max(shownSalienceHigh, shown)
-        if shown < parameters.fadingSalienceShare * shownSalienceHigh {
-            fadingEstimatesLeft = fadingHoldEstimates + 1
-        } else if fadingEstimatesLeft > 0 {
-            fadingEstimatesLeft -= 1
+        if shown < parameters.fadingSalienceShare * shownSalienceHigh || musicResumed {
+            fadingHopsLeft = fadingHoldHops + estimateIntervalHops
+        } else {
+            fadingHopsLeft = max(0, fadingHopsLeft - hopsSinceEstimate)
         }
-        onsetCorrelation.setStep(fadingEstimatesLeft > 0 ? fadingStep : step)
+        onsetCorrelation.setStep(fadingHopsLeft > 0 ? fadingStep : step)
     }
 
     /// Normalised autocorrelation of the onset signal at a fractional lag (as of the last
@@ -487,7 +544,8 @@ struct TempoEstimator: ~Copyable {
     private mutating func estimateBpm() -> Float {
         confidence = 0
         // Every period in the range needs a warm-up's worth of products (the first ~2 s).
-        guard onsetCorrelation.hasData(atLag: min(lagCount - 1, Int(maximumLag) + 1)) else { return 0 }
+        estimateWarmedUp = onsetCorrelation.hasData(atLag: min(lagCount - 1, Int(maximumLag) + 1))
+        guard estimateWarmedUp else { return 0 }
         // Silence gate: steady tones and silence have (nearly) no flux variance.
         guard recentFluxVariance() >= Self.silenceVariance else { return 0 }
         onsetCorrelation.normalise()
@@ -627,7 +685,7 @@ struct TempoEstimator: ~Copyable {
     @_noLocks
     private mutating func decide(_ estimate: Float) {
         if isOctaveMoveTheMemoryChose(estimate) {
-            reviewEstimatesLeft = 0
+            reviewHopsLeft = 0
             agreedBpm = estimate
             octaveMemoryConfidence = parameters.octaveMemoryConfidenceOpinions
             recent = (estimate, estimate, 0)
@@ -644,22 +702,27 @@ struct TempoEstimator: ~Copyable {
         } else if Self.agree(recent.1, recent.2) {
             agreed = 0.5 * (recent.1 + recent.2)
         }
-        if reviewEstimatesLeft > 0 {
+        if reviewHopsLeft > 0 {
             // Under review: the first agreement from the restarted autocorrelation is taken (the
             // old tempo again or a new one); none within the review drops the lock.
-            reviewEstimatesLeft -= 1
+            // Its clock runs once the restarted autocorrelation can estimate (after a break,
+            // its first second pairs the new hops with the break's absent ones).
+            if estimateWarmedUp { reviewHopsLeft = max(0, reviewHopsLeft - hopsSinceEstimate) }
             if agreed > 0 {
                 agreedBpm = agreed
-                reviewEstimatesLeft = 0
-            } else if reviewEstimatesLeft == 0 {
+                reviewHopsLeft = 0
+            } else if reviewHopsLeft == 0 {
                 restart()
             }
             return
         }
         if agreedBpm > 0 {
-            divergentCount = abs(estimate - agreedBpm) > Self.divergenceBpm || estimate == 0 ? divergentCount + 1 : 0
-            if divergentCount >= Self.divergentEstimatesForReset && !(agreed > 0 && Self.agree(agreed, estimate)) {
-                if fadingEstimatesLeft > 0 { review() } else { restart() }
+            let diverges = abs(estimate - agreedBpm) > Self.divergenceBpm || estimate == 0
+            hopsDivergent = diverges && divergentCount > 0 ? hopsDivergent + hopsSinceEstimate : 0
+            divergentCount = diverges ? divergentCount + 1 : 0
+            if divergentCount >= Self.divergentEstimatesForReset && hopsDivergent >= divergenceHops
+                && !(agreed > 0 && Self.agree(agreed, estimate)) {
+                if fadingHopsLeft > 0 { review() } else { restart() }
                 return
             }
         }
@@ -820,14 +883,14 @@ struct TempoEstimator: ~Copyable {
         onsetCorrelation.restart()
         recent = (0, 0, 0)
         divergentCount = 0
-        reviewEstimatesLeft = reviewEstimates
+        reviewHopsLeft = reviewHops
     }
 
     /// Drops the lock and the autocorrelation; keeps the recent onset signal, so the new tempo
     /// is measured from data already in hand. Real-time safe.
     @_noLocks
     mutating func restart() {
-        reviewEstimatesLeft = 0
+        reviewHopsLeft = 0
         onsetCorrelation.restart()
         hatCorrelation.restart()
         hatLeadProducts.fill(with: 0)
@@ -855,7 +918,8 @@ struct TempoEstimator: ~Copyable {
         onsetCorrelation.reset()
         hatCorrelation.reset()
         hatsAreALayer = false
-        fadingEstimatesLeft = 0
+        fadingHopsLeft = 0
+        hopsSinceEstimate = 0
         recentFlux.fill(with: 0)
         recentFluxIndex = 0
         recentFluxCount = 0
@@ -863,23 +927,18 @@ struct TempoEstimator: ~Copyable {
         recentPowerIndex = 0
         recentPowerCount = 0
         heldLevelDecibels = realtimeDecibelsFromPower(0)
+        musicPlays = true
+        musicResumed = false
         gridBeatsWithOnsets = 0
     }
 
     /// The "music stopped" decision (`Parameters.musicStoppedWindowBeats`): with a tempo
-    /// shown, the beat grid's last beats hold no onset and the onset bands' mean power over the
-    /// level's window is more than `Parameters.musicStoppedDropDecibels` under its held loudest. Also
-    /// follows the held loudest. Real-time safe; O(window), once per estimate.
-    @_noLocks
-    private mutating func musicStopped() -> Bool {
-        var sum: Float = 0
-        for slot in 0..<recentPowerCount {
-            sum += recentPower[slot]
-        }
-        let level = realtimeDecibelsFromPower(sum / Float(max(1, recentPowerCount)))
-        let release = parameters.musicLevelReleaseDecibelsPerSecond * Float(Self.estimateIntervalSeconds)
-        heldLevelDecibels = max(level, heldLevelDecibels - release)
-        return agreedBpm > 0 && gridBeatsWithOnsets == 0 && level < heldLevelDecibels - parameters.musicStoppedDropDecibels
+    /// shown, the beat grid's last beats hold no onset and the music does not play (the onset
+    /// bands' level more than `Parameters.musicStoppedDropDecibels` under its held loudest:
+    /// `followMusicLevel`). Real-time safe.
+    @inline(__always) @_noLocks
+    private func musicStopped() -> Bool {
+        agreedBpm > 0 && gridBeatsWithOnsets == 0 && !musicPlays
     }
 
     /// The variance of the raw onset signal over the last `Parameters.silenceWindowSeconds`
