@@ -60,13 +60,16 @@ import SpectrumCore
 
     @Test func lockedTempoAndBeatEventsAllocateNothing() throws {
         // A drum pattern, so onsets fire, the tempo locks, the grid is seeded and refitted and
-        // beat events are emitted inside the counted region.
+        // beat events are emitted inside the counted region; then a bar of silence (a break:
+        // its hops marked absent, the review when the music resumes) and a new tempo (the
+        // fading evidence's faster estimates).
         var configuration = AnalysisConfiguration()
         configuration.rhythm.leadMilliseconds = 30
         var analyzer = try Analyzer(configuration: configuration, sampleRateHz: 48_000)
         let ring = FrameRing(capacity: 64)
         defer { ring.deallocate() }
-        let signal = TestSignals.rhythm(.rock, segments: [(128, 6)], sampleRateHz: 48_000).samples
+        let silent = DrumPattern(name: "silent", events: [])
+        let signal = TestSignals.rhythm(sections: [(.rock, 128, 5.7), (silent, 128, 1.875), (.rock, 140, 4)], sampleRateHz: 48_000).samples
         let blockSizes = [0, 1, 63, 64, 1000, 4096, 17, 256]
         var position = 0, blockIndex = 0, beats = 0, onsets = 0
         var frame = AnalysisFrame()
