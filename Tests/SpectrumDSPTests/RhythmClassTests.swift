@@ -247,6 +247,34 @@ import SpectrumCore
         }
     }
 
+    /// A change at a bar line with no gap (the next tempo's first bar starts where the last bar
+    /// of the old one ends, as in the tempo corpus, unlike the cut-short bar of the other change
+    /// tests) is followed within 3.5 s: rock and funk, eight changes each of 8–17 % up and down.
+    /// Measured (offline, 48 kHz), the time after the change from which every reading is within
+    /// 2 % of the new tempo, with estimates every 0.5 s → every 0.25 s while the evidence fades
+    /// (tempo finding 29): rock 2.1–3.0 → 1.9–2.5 s, funk 3.3–4.4 → 2.6–3.4 s (98 → 112, 125 → 135
+    /// and 96 → 108 were over 3.5 s). Funk with dotted-eighth kicks is a known issue: it reads its
+    /// 4⁄3 pulse for seconds after most changes (3.1–7.6 s; 125 → 135 and 100 → 88 not locked by
+    /// the end; with the 0.5 s clock 3.4–5.9 s, the same two not locked).
+    @Test(arguments: ["rock", "funk", "funk, dotted-eighth kicks"])
+    func aChangeWithoutAGapIsFollowedWithinThreeAndAHalfSeconds(style: String) throws {
+        let patterns = ["rock": DrumPattern.rock, "funk": .funk, "funk, dotted-eighth kicks": .funkDottedEighth]
+        let pattern = try #require(patterns[style])
+        let offsetSeconds = 0.137, boundSeconds = 3.5
+        var late: [String] = []
+        for (from, to) in [(98.0, 112.0), (104.0, 96.0), (110.0, 120.0), (125.0, 135.0), (120.0, 100.0), (96.0, 108.0), (100.0, 88.0), (92.0, 104.0)] {
+            // Five whole bars of the old tempo; the section ends just before the sixth would start.
+            let changeSeconds = offsetSeconds + 5 * 4 * 60 / from
+            let signal = TestSignals.rhythm(sections: [(pattern, from, changeSeconds - 0.01), (pattern, to, 10)],
+                                            sampleRateHz: Self.sampleRateHz, offsetSeconds: offsetSeconds)
+            let after = Self.wrongReadings(try RhythmTests.frames(signal), bpm: to, fromSeconds: changeSeconds + boundSeconds)
+            if after.wrong > 0 { late.append("\(from) → \(to): \(after.wrong) of \(after.of) readings off, e.g. \(after.example)") }
+        }
+        withKnownIssue("funk with dotted-eighth kicks reads its 4⁄3 pulse after a change (issue 14)") {
+            #expect(late.isEmpty, "\(pattern.name), from \(boundSeconds) s after the change: \(late.joined(separator: "; "))")
+        } when: { pattern.name == DrumPattern.funkDottedEighth.name }
+    }
+
     /// A change is followed at the pace of the estimates: the first estimate of the new tempo is
     /// right, and the agreement on it (2 of the last 3) waited a whole interval (0.5 s) for the
     /// second. Estimates come every 0.25 s while the shown tempo's evidence fades or is under
