@@ -16,6 +16,7 @@
 //   SpectrumBench inputs-xruns [SECONDS]     xruns of a private jackd at 64 frames: alone, + a sine client, + spectrum, + 4 inputs (binary: $SPECTRUM)
 //   SpectrumBench wakeups [SECONDS]  CPU cost of an idle thread's wake-ups on this machine
 //   SpectrumBench rhythm              tempo/beat diagnostics on synthetic grooves (not a table)
+//   SpectrumBench changes [1]         re-lock after gapless tempo changes (1: with the readings)
 import Foundation
 import SpectrumTestSupport
 
@@ -43,8 +44,10 @@ do {
     case "rhythm":
         try rhythmDiagnostics(sampleRates: [44_100, 48_000, 96_000], tempos: [70, 100, 120, 128, 140, 174],
                               patterns: [.clicks, .rock, .fourOnTheFloor, .syncopated], seconds: 10)
+    case "changes":
+        try changeDiagnostics(patterns: [.rock, .funk, .funkDottedEighth], verbose: count != nil)
     default:
-        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency, beats, publisher, web, process, reconnect, clock, link, inputs-callback, inputs-cpu, inputs-xruns, wakeups or rhythm\n".utf8))
+        FileHandle.standardError.write(Data("SpectrumBench: unknown section \"\(section)\": expected hop, live, latency, beats, publisher, web, process, reconnect, clock, link, inputs-callback, inputs-cpu, inputs-xruns, wakeups, rhythm or changes\n".utf8))
         exit(2)
     }
 } catch {

@@ -224,6 +224,11 @@ TUNING_EXTRA = [
     # More funk, whose dotted-eighth pulse (4⁄3) competes with the beat (tempo finding 17).
     ("funk-99", "funk", [(0, 99)], 0, 24), ("funk-107", "funk", [(0, 107)], 0, 24),
     ("funk-112", "funk", [(0, 112)], 0, 24),
+    # Funk changing tempo, whose dotted-eighth pulse wins the first agreement after a change
+    # (tempo finding 30): the tuning part had no such change.
+    ("change-funk-100-114", "funk", [(0, 100), (6, 114)], 0, 30),
+    ("change-funk-116-102", "funk", [(0, 116), (8, 102)], 0, 30),
+    ("change-funk-94-106", "funk", [(0, 94), (6, 106)], 0, 30),
 ]
 # The held-out part (--holdout, the headline): other tempi, other seeds (7000…), the kits taken in
 # turn — MuseScore General's kit only here. Nothing in it is looked at while parameters are chosen.

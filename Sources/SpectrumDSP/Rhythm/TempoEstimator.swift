@@ -8,7 +8,8 @@ import SpectrumCore
 /// the last 2 s), and every lag's autocorrelation is updated recursively
 /// (`RunningAutocorrelation`, β = 1 − exp(−hop/τ), τ = `tempoMemorySeconds`, or
 /// `Parameters.fadingMemorySeconds` while the shown tempo's evidence fades, and
-/// `Parameters.fadingHoldSeconds` after); the hat band's
+/// `Parameters.fadingHoldSeconds` after, `Parameters.changeHoldSeconds` after another tempo
+/// was agreed meanwhile); the hat band's
 /// onset signal likewise, over one period of the slowest tempo. Hops where the music does not
 /// play (`followMusicLevel`: a break) are missing data to both, not zeros, and when the music
 /// resumes the shown tempo is reviewed from fresh evidence.
@@ -100,13 +101,24 @@ struct TempoEstimator: ~Copyable {
         /// period takes over ~1 s sooner; 0.7 was as fast on the tuning part but slower on
         /// synthetic changes (more estimates without a tempo), 1.5 gained half as much.
         var fadingMemorySeconds: Double = 1.0
-        /// How long (s) the short memory lasts after the evidence stops fading (it recovered, or
-        /// another tempo was agreed): an agreement reached while fading was read from bar lags
-        /// (2–4 beats) that still straddle the change, and funk's dotted-eighth pulse (4⁄3)
-        /// wins on the short lags if the memory turns long at once (docs/accuracy.md, tempo
-        /// finding 11). 0.5 (one estimate) re-locked the tuning part's changes in 2.9 / 4.3 s
-        /// (median / worst), 1.0 in 2.9 / 4.8 s, 1.5 and 2.0 in 2.9 / 5.3 s.
+        /// How long (s) the short memory lasts after the evidence stops fading and recovers (the
+        /// same tempo): funk's dotted-eighth pulse (4⁄3) wins on the short lags if the memory
+        /// turns long at once (docs/accuracy.md, tempo finding 11). 0.5 (one estimate) re-locked
+        /// the tuning part's changes in 2.9 / 4.3 s (median / worst), 1.0 in 2.9 / 4.8 s, 1.5 and
+        /// 2.0 in 2.9 / 5.3 s; with today's faster clock 1.0–2.5 cost its hip-hop change 92 → 76
+        /// 0.8–1.3 s (a dip before the change kept the memory short into it, and the review
+        /// came early, on too little data: tempo finding 30).
         var fadingHoldSeconds: Double = 0.5
+        /// How long (s) the short memory lasts after another tempo was agreed while the shown
+        /// one's evidence faded (a change): that agreement was read from bar lags (2–4 beats)
+        /// that still pair onsets from both sides of the change, which favours a pulse whose bar
+        /// lags are shorter (funk's dotted eighth, 4⁄3), and with the long memory back at once
+        /// the new beat's bar outweighed the pulse's only 2–4 s later (tempo finding 30). Gapless
+        /// synthetic changes of funk with dotted-eighth kicks (`SpectrumBench changes`), re-lock
+        /// 0.5 → 1.0 → 1.5 s: 3.1–7.6 s and two never → 3.1–5.1 s, one never → 3.1–4.6 s, one
+        /// never (a steady 88 read at its double); 2.0 and 2.5 as 1.5. Rock, plain funk and
+        /// every track of the tuning part the same for each.
+        var changeHoldSeconds: Double = 1.5
         /// How long (s) a lock that diverges while its evidence fades is kept under review
         /// instead of dropped: the onset autocorrelation restarts at once (with the short memory,
         /// so it is read again after one estimate instead of two), the shown tempo stays until two
@@ -235,8 +247,9 @@ struct TempoEstimator: ~Copyable {
     /// fading one and `fadingHoldHops` after it. The count pauses while no tempo is shown (and
     /// across a dropped lock), so the first agreement after a drop still gets the rest of it.
     private var fadingHopsLeft = 0
-    /// `Parameters.fadingHoldSeconds` in hops.
+    /// `Parameters.fadingHoldSeconds` and `Parameters.changeHoldSeconds` in hops.
     private let fadingHoldHops: Int
+    private let changeHoldHops: Int
     /// Hops left in the review of a lock that diverged while its evidence faded (0: none
     /// under review; `Parameters.reviewSeconds`).
     private var reviewHopsLeft = 0
@@ -372,6 +385,7 @@ struct TempoEstimator: ~Copyable {
         step = Float(1 - exp(-hopSeconds / configuration.tempoMemorySeconds))
         fadingStep = max(step, Float(1 - exp(-hopSeconds / parameters.fadingMemorySeconds)))
         fadingHoldHops = Int((parameters.fadingHoldSeconds * frameRateHz).rounded())
+        changeHoldHops = Int((parameters.changeHoldSeconds * frameRateHz).rounded())
         reviewHops = max(1, Int((parameters.reviewSeconds * frameRateHz).rounded()))
         recentFlux = RealtimeBuffer(count: max(2, Int((parameters.silenceWindowSeconds * frameRateHz).rounded())))
         recentPower = RealtimeBuffer(count: max(1, Int(maximumLag.rounded(.up))))
@@ -478,11 +492,15 @@ struct TempoEstimator: ~Copyable {
             return
         }
         let shown = salience(Float(60 * frameRateHz) / agreedBpm)
-        if abs(agreedBpm - shownSalienceBpm) > Self.agreementBpm { shownSalienceHigh = 0 }
+        let anotherTempo = abs(agreedBpm - shownSalienceBpm) > Self.agreementBpm
+        if anotherTempo { shownSalienceHigh = 0 }
         shownSalienceBpm = agreedBpm
         shownSalienceHigh = max(shownSalienceHigh, shown)
         if shown < parameters.fadingSalienceShare * shownSalienceHigh || musicResumed {
             fadingHopsLeft = fadingHoldHops + estimateIntervalHops
+        } else if anotherTempo && fadingHopsLeft > 0 {
+            // A change: the tempo just agreed was read from bar lags that straddle it.
+            fadingHopsLeft = changeHoldHops + estimateIntervalHops
         } else {
             fadingHopsLeft = max(0, fadingHopsLeft - hopsSinceEstimate)
         }
