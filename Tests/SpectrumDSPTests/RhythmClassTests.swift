@@ -162,14 +162,29 @@ import SpectrumCore
     /// 20 ms), not on the skank chords that fill its off-beats as a two-step's snares would
     /// on a grid at half its tempo. (This synthetic one reads slow on its hats' evidence
     /// alone; the rendered ones of the tempo benchmark need the beat grid's remembered
-    /// opinion, `TempoEstimatorTests.theGridsOctaveOpinionIsRemembered`. At 74, 76 and 80 BPM
-    /// its grid lands on the skank, half a beat off (at 76 with the old octave rules too): the
-    /// grid's phase, issue 14 item 2, not asserted here.)
+    /// opinion, `TempoEstimatorTests.theGridsOctaveOpinionIsRemembered`. Its grid's phase at
+    /// 74–114 BPM: `aOneDropsGridStaysOnTheBeat`.)
     @Test(arguments: [64.0, 70.0])
     func aOneDropReadsItsSlowTempo(bpm: Double) throws {
         let signal = TestSignals.rhythm(.oneDrop, segments: [(bpm, 20)], sampleRateHz: Self.sampleRateHz)
         let frames = try RhythmTests.frames(signal)
         RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 8, toSeconds: 20, "one-drop \(bpm) BPM")
+    }
+
+    /// A one-drop's grid stays on the beat: a known issue at 74–110 BPM (4–14 beats half a beat
+    /// off from 6 s). Its skank chords on every off-beat tip the few seconds of onsets the locked
+    /// grid's phase check reads (`BeatTracker.phaseSwitchRatio`), and the grid moves onto them
+    /// (at 76, 80 and 110) or is seeded there (74). Waiting for the off-beat to be preferred for
+    /// 0.5 s before moving fixed 76, 80 and 110 and the tuning part (beat F 0.950 → 0.958) but
+    /// cost the held-out part (0.967 → 0.958: drumless intros' grids seeded off the beat moved
+    /// back later): not kept (tempo finding 31).
+    @Test(arguments: [74.0, 76.0, 80.0, 110.0, 114.0])
+    func aOneDropsGridStaysOnTheBeat(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.oneDrop, segments: [(bpm, 16)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        withKnownIssue("a one-drop's grid moves onto its skank chords (issue 14)") {
+            RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: 16, "one-drop \(bpm) BPM")
+        } when: { bpm < 114 }
     }
 
     /// A rock beat above the default range (60–180) reads at the in-range octave (half), never
