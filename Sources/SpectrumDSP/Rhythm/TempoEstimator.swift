@@ -116,8 +116,9 @@ struct TempoEstimator: ~Copyable {
         /// the new beat's bar outweighed the pulse's only 2–4 s later (tempo finding 30). Gapless
         /// synthetic changes of funk with dotted-eighth kicks (`SpectrumBench changes`), re-lock
         /// 0.5 → 1.0 → 1.5 s: 3.1–7.6 s and two never → 3.1–5.1 s, one never → 3.1–4.6 s, one
-        /// never (a steady 88 read at its double); 2.0 and 2.5 as 1.5. Rock, plain funk and
-        /// every track of the tuning part the same for each.
+        /// never (a steady 88 read at its double); 2.0 and 2.5 as 1.5; rock and plain funk the
+        /// same for each. The tuning part's funk changes were best at 1.5 (116 → 102: 10.2 →
+        /// 7.2 s; 2.0–4.0 read 94 → 106 8.7 s instead of 5.9), its other tracks the same for each.
         var changeHoldSeconds: Double = 1.5
         /// How long (s) a lock that diverges while its evidence fades is kept under review
         /// instead of dropped: the onset autocorrelation restarts at once (with the short memory,
@@ -244,8 +245,9 @@ struct TempoEstimator: ~Copyable {
     /// The shown tempo `shownSalienceHigh` belongs to.
     private var shownSalienceBpm: Float = 0
     /// Hops (with a tempo shown) left with the short memory: up to the next estimate after the
-    /// fading one and `fadingHoldHops` after it. The count pauses while no tempo is shown (and
-    /// across a dropped lock), so the first agreement after a drop still gets the rest of it.
+    /// fading one and `fadingHoldHops` after it (`changeHoldHops` after another tempo was
+    /// agreed). The count pauses while no tempo is shown (and across a dropped lock), so the
+    /// first agreement after a drop still gets the rest of it.
     private var fadingHopsLeft = 0
     /// `Parameters.fadingHoldSeconds` and `Parameters.changeHoldSeconds` in hops.
     private let fadingHoldHops: Int
