@@ -43,20 +43,16 @@ func report(_ frames: [AnalysisFrame], signal: RhythmSignal, label: String, expe
     print(line)
 }
 
-/// `SpectrumBench changes`: gapless tempo changes (the tempo corpus's kind: the new tempo's
-/// first bar starts where the old one's last bar ends), the dev set of
+/// `SpectrumBench changes`: gapless tempo changes (`TestSignals.gaplessTempoChange`), the dev set of
 /// `RhythmClassTests.aChangeWithoutAGapIsFollowedWithinThreeAndAHalfSeconds`: per pattern and
 /// change, the time after the change from which every reading is within 2 % of the new tempo,
 /// and with `verbose` the readings every 0.25 s from 1 s after the change.
 func changeDiagnostics(patterns: [DrumPattern], verbose: Bool) throws {
-    let sampleRateHz = 48_000.0, offsetSeconds = 0.137
-    let changes: [(Double, Double)] = [(98, 112), (104, 96), (110, 120), (125, 135), (120, 100), (96, 108), (100, 88), (92, 104)]
+    let sampleRateHz = 48_000.0
     for pattern in patterns {
         var line = pattern.name + ":"
-        for (from, to) in changes {
-            let changeSeconds = offsetSeconds + 5 * 4 * 60 / from
-            let signal = TestSignals.rhythm(sections: [(pattern, from, changeSeconds - 0.01), (pattern, to, 10)],
-                                            sampleRateHz: sampleRateHz, offsetSeconds: offsetSeconds)
+        for (from, to) in TestSignals.gaplessTempoChanges {
+            let (signal, changeSeconds) = TestSignals.gaplessTempoChange(pattern, from: from, to: to, sampleRateHz: sampleRateHz)
             let frames = try analyse(signal)
             let seconds = { (frame: AnalysisFrame) in Double(frame.streamFrame) / sampleRateHz }
             let lastWrong = frames.last { seconds($0) >= changeSeconds && abs(Double($0.tempo.bpm) - to) > 0.02 * to }

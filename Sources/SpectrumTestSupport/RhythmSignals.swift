@@ -157,6 +157,22 @@ extension TestSignals {
                noiseAmplitude: noiseAmplitude, seed: seed)
     }
 
+    /// The tempo changes of the gapless set: 8–17 %, up and down.
+    public static let gaplessTempoChanges: [(from: Double, to: Double)] =
+        [(98, 112), (104, 96), (110, 120), (125, 135), (120, 100), (96, 108), (100, 88), (92, 104)]
+
+    /// A tempo change without a gap, as in the tempo corpus: five whole bars of `from`, the
+    /// section ending just before the sixth would start, then 10 s of `to`, whose first bar
+    /// starts there. Returns the signal and the change's time (s).
+    public static func gaplessTempoChange(_ pattern: DrumPattern, from: Double, to: Double,
+                                          sampleRateHz: Double) -> (signal: RhythmSignal, changeSeconds: Double) {
+        let offsetSeconds = 0.137
+        let changeSeconds = offsetSeconds + 5 * 4 * 60 / from
+        let signal = rhythm(sections: [(pattern, from, changeSeconds - 0.01), (pattern, to, 10)],
+                            sampleRateHz: sampleRateHz, offsetSeconds: offsetSeconds)
+        return (signal, changeSeconds)
+    }
+
     /// Each section's pattern played at its tempo for its length in turn (bars continue across
     /// a change; a bar a section cuts short is not finished by the next), starting
     /// `offsetSeconds` in, over optional pink noise.

@@ -294,13 +294,10 @@ import SpectrumCore
     func aChangeWithoutAGapIsFollowedWithinThreeAndAHalfSeconds(style: String) throws {
         let patterns = ["rock": DrumPattern.rock, "funk": .funk, "funk, dotted-eighth kicks": .funkDottedEighth]
         let pattern = try #require(patterns[style])
-        let offsetSeconds = 0.137, boundSeconds = 3.5
+        let boundSeconds = 3.5
         var late: [String] = []
-        for (from, to) in [(98.0, 112.0), (104.0, 96.0), (110.0, 120.0), (125.0, 135.0), (120.0, 100.0), (96.0, 108.0), (100.0, 88.0), (92.0, 104.0)] {
-            // Five whole bars of the old tempo; the section ends just before the sixth would start.
-            let changeSeconds = offsetSeconds + 5 * 4 * 60 / from
-            let signal = TestSignals.rhythm(sections: [(pattern, from, changeSeconds - 0.01), (pattern, to, 10)],
-                                            sampleRateHz: Self.sampleRateHz, offsetSeconds: offsetSeconds)
+        for (from, to) in TestSignals.gaplessTempoChanges {
+            let (signal, changeSeconds) = TestSignals.gaplessTempoChange(pattern, from: from, to: to, sampleRateHz: Self.sampleRateHz)
             let after = Self.wrongReadings(try RhythmTests.frames(signal), bpm: to, fromSeconds: changeSeconds + boundSeconds)
             if after.wrong > 0 { late.append("\(from) → \(to): \(after.wrong) of \(after.of) readings off, e.g. \(after.example)") }
         }
