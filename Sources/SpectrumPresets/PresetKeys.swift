@@ -105,7 +105,7 @@ public enum PresetKeys {
         .number("level.vu_floor_db", \.level.vuFloorDecibels, -120...(-6), "dB", "RMS level in dBFS that reads 0 on the VU value (0 dBFS reads 1)."),
         .flag("pitch.enabled", \.pitch.enabled, "Run the tuner (pitch, note, cents) on every hop."),
         .number("pitch.minimum_frequency_hz", \.pitch.minimumFrequencyHz, 20...500, "Hz", "Lowest fundamental searched; the tuner window holds 2.2 of its periods."),
-        .number("pitch.maximum_frequency_hz", \.pitch.maximumFrequencyHz, 200...5000, "Hz", "Highest fundamental searched."),
+        .number("pitch.maximum_frequency_hz", \.pitch.maximumFrequencyHz, 200...5000, "Hz", "Highest fundamental read; a pitch above it is no note."),
         .number("pitch.confidence_threshold", \.pitch.confidenceThreshold, 0.3...0.99, "", "Normalised correlation at the period needed for a note (seed: 0.75; 0.55 reads notes in noise)."),
         .number("pitch.silence_gate_db", \.pitch.silenceGateDecibels, -120...(-10), "dB", "Windows quieter than this RMS level in dBFS never have a note (a fixed gate: --gate-db sets it and turns the floor-relative gate off)."),
         .flag("pitch.noise_floor_gate", \.pitch.noiseFloorGate, "Gate the tuner relative to the input's own noise floor (`gate_above_noise_floor_db`); --gate-db turns it off for a fixed gate."),

@@ -227,6 +227,30 @@ import SpectrumCore
         #expect(Self.reading(&analyzer, Self.scaled(tone, peakDecibels: -50)).noteNumber == 57)
     }
 
+    /// The pitch range is the user's: the correlation's lags are whole, the shortest rounded
+    /// down, so they reach a little beyond the range's top (to 2285.7 Hz for 2200 Hz at
+    /// 48 kHz; a crash cymbal's ring at 2250 Hz was read as C♯7). A tone there is no note; the
+    /// notes just inside the range are read.
+    @Test(arguments: sampleRates)
+    func tonesBeyondThePitchRangesTopAreNoNote(sampleRateHz: Double) throws {
+        var configuration = AnalysisConfiguration()
+        configuration.pitch.maximumFrequencyHz = 2_200
+        var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
+        let reachedHz = sampleRateHz / (sampleRateHz / 2_200).rounded(.down)
+        for share in [0.25, 0.5, 0.9] {
+            let frequencyHz = 2_200 + share * (reachedHz - 2_200)
+            analyzer.reset()
+            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: [0.5, 0.2], sampleRateHz: sampleRateHz, seconds: 1)
+            let voiced = OfflineDriver.frames(&analyzer, signal: tone).filter { $0.pitch.hasNote }.count
+            #expect(voiced == 0, "\(frequencyHz) Hz over the 2200 Hz top at \(sampleRateHz) Hz: \(voiced) frames had a note")
+        }
+        for frequencyHz in [2_150.0, 2_190] {
+            let reading = Self.reading(&analyzer, TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: [0.5, 0.2],
+                                                                           sampleRateHz: sampleRateHz, seconds: 1))
+            #expect(abs(Self.centsError(reading, expectedHz: frequencyHz)) < 5, "\(frequencyHz) Hz at \(sampleRateHz) Hz: \(reading.frequencyHz) Hz")
+        }
+    }
+
     /// A piano's top notes decay faster than the percussive-decay gate's 60 dB/s; above 400 Hz
     /// the allowed rate grows with the pitch, below it a decay that fast is still a drum.
     @Test(arguments: sampleRates)

@@ -40,6 +40,11 @@ struct PitchDetector: ~Copyable {
     private let noiseFloorRisePerHop: Float
     /// `mainsHumToleranceCents` as a frequency ratio (above 1).
     private let mainsHumRatio: Float
+    /// The configured pitch range (`pitch.minimum_frequency_hz` … `maximum_frequency_hz`). The
+    /// correlation's lags are whole (the shortest rounded down), so a reading can lie up to a
+    /// lag beyond the range's top (2286 Hz for 2200 Hz at 48 kHz: a crash cymbal's ring); what
+    /// lies outside the range the user asked for is no note.
+    private let frequencyRangeHz: ClosedRange<Float>
     /// Energy ratio (this hop's window / the window `decayLookbackHops` hops earlier) below which
     /// the sound is decaying too fast to tune: a drum, or a note ending.
     private let percussiveEnergyRatio: Float
@@ -212,6 +217,7 @@ struct PitchDetector: ~Copyable {
         noiseFloorMeanSquare = max(silenceGateMeanSquare, powf(10, Self.initialNoiseFloorDecibels / 10))
         noiseFloorRisePerHop = Float(pow(10, Self.noiseFloorRiseDecibelsPerSecond * hopSeconds / 10))
         mainsHumRatio = powf(2, Self.mainsHumToleranceCents / 1200)
+        frequencyRangeHz = Float(configuration.minimumFrequencyHz)...Float(configuration.maximumFrequencyHz)
         let minimumLag = max(2, Int((sampleRateHz / configuration.maximumFrequencyHz).rounded(.down)))
         long = NormalisedAutocorrelation(minimumLag: minimumLag,
                                          maximumLag: Int((sampleRateHz / configuration.minimumFrequencyHz).rounded(.up)))
@@ -342,7 +348,8 @@ struct PitchDetector: ~Copyable {
         }
         pastReadingsHz[pastSpectrumIndex] = winner.kind == OctaveDecision.Kind.shortWindow ? shortEstimate?.frequencyHz ?? 0 : sampleRateHz / winner.periodFrames
         if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate {
-            guard !pitchFalls(shortEstimate.frequencyHz, energy: energy, earlierEnergy: earlierEnergy) else { return unvoiced() }
+            guard !pitchFalls(shortEstimate.frequencyHz, energy: energy, earlierEnergy: earlierEnergy),
+                  frequencyRangeHz.contains(shortEstimate.frequencyHz) else { return unvoiced() }
             return shortWindowEstimate(shortEstimate, energyRatio: energyRatio)
         }
         let top = long.interpolatedPeak(at: winner.lag).height
@@ -352,7 +359,8 @@ struct PitchDetector: ~Copyable {
         let fallen = pitchFalls(frequencyHz, energy: energy, earlierEnergy: earlierEnergy)
         // Hum is noise, all of it; of any other wave, the part r at its period does not
         // explain (Pearson: r = S / (S + N) for a periodic S in noise N, so (1 − r)·(S + N) = N).
-        guard !isMainsHum(frequencyHz) else { return unvoiced() }
+        // So is a reading outside the configured range.
+        guard !isMainsHum(frequencyHz), frequencyRangeHz.contains(frequencyHz) else { return unvoiced() }
         noisePower = meanSquare * (1 - min(max(top * keptShare, 0), 1))
         let halvesStep = halvesStepDecibels(periodFrames: periodFrames)
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
