@@ -43,8 +43,8 @@ BEAT_SKIP = 5.0           # beats before 5 s are not scored (MIREX / mir_eval co
 STEADY_SECONDS = 5.0      # final BPM = median over the last 5 s
 LOCK_TAIL = 0.5           # lock: the last 0.5 s of a segment is not counted
 TARGET_WITHIN = 95.0
-TARGET_LOCK = 4.0             # every track (product notes)
-TARGET_LOCK_CHANGE = 5.0
+TARGET_LOCK = 4.0             # issue 5: every track
+TARGET_LOCK_CHANGE = 5.0      # issue 5: every change
 TARGET_LOCK_MEDIAN = 3.0      # issue 14: median lock from the start and after a change
 TARGET_BEAT_F = 0.85          # per track (product notes)
 TARGET_BEAT_F_MEAN = 0.93     # issue 14: the mean
@@ -780,16 +780,16 @@ def report(labels, tools, command, elapsed, quick, librosa_note, holdout=False):
          f"({BPM_RANGE[0]:.0f}–{BPM_RANGE[1]:.0f} BPM: × ½ or × 2; the issue's reading, the row above is the strict one)", "",
          lambda s, c: f"{s['within2_octave']:.0f} %", ""),
         ("final BPM within 4 %", "", lambda s, c: f"{s['within4']:.0f} %", ""),
-        ("lock from start, median / worst", "≤ 3 s / ≤ 4 s",
-         lambda s, c: f"{secs(s['lock_median'])} / {secs(s['lock_max'])}",
-         ok(S["lock_median"] <= TARGET_LOCK_MEDIAN and S["lock_max"] <= TARGET_LOCK)),
-        ("tracks locked within 4 s", "100 %", lambda s, c: f"{s['lock_ok']:.0f} %", ok(S["lock_ok"] >= 100)),
+        # Issue 14 sets the medians; issue 5's worst cases (lock ≤ 4 s, ≤ 5 s after a change) stay as their own rows.
+        ("lock from start, median", "≤ 3 s (issue 14)", lambda s, c: secs(s['lock_median']), ok(S["lock_median"] <= TARGET_LOCK_MEDIAN)),
+        ("lock from start, worst", "≤ 4 s (issue 5)", lambda s, c: secs(s['lock_max']), ok(S["lock_max"] <= TARGET_LOCK)),
+        ("tracks locked within 4 s", "100 % (issue 5)", lambda s, c: f"{s['lock_ok']:.0f} %", ok(S["lock_ok"] >= 100)),
         ("the same two, locked to the in-range octave when the truth lies outside the range (as the second BPM row): "
          "worst · within 4 s", "", lambda s, c: f"{secs(s['lock_octave_max'])} · {s['lock_octave_ok']:.0f} %", ""),
-        ("lock after a change, median / worst", "≤ 3 s / ≤ 5 s",
-         lambda s, c: f"{secs(c['change_median'])} / {secs(c['change_max'])}",
-         ok(changes["Spectrum"]["change_max"] is not None and changes["Spectrum"]["change_max"] <= TARGET_LOCK_CHANGE
-            and changes["Spectrum"]["change_median"] <= TARGET_LOCK_MEDIAN)),
+        ("lock after a change, median", "≤ 3 s (issue 14)", lambda s, c: secs(c['change_median']),
+         ok(changes["Spectrum"]["change_median"] is not None and changes["Spectrum"]["change_median"] <= TARGET_LOCK_MEDIAN)),
+        ("lock after a change, worst", "≤ 5 s (issue 5)", lambda s, c: secs(c['change_max']),
+         ok(changes["Spectrum"]["change_max"] is not None and changes["Spectrum"]["change_max"] <= TARGET_LOCK_CHANGE)),
         ("beat F-measure (±70 ms), mean", "≥ 0.93", lambda s, c: f"{s['beat_f']:.3f}", ok(S["beat_f"] >= TARGET_BEAT_F_MEAN)),
         ("tracks with beat F ≥ 0.85", "", lambda s, c: f"{s['beat_ok']:.0f} %", ""),
         ("onset F-measure (±50 ms), mean (P / R)", "≥ 0.95",
