@@ -129,6 +129,14 @@ public struct DrumPattern: Sendable {
     /// and 4, a ghost kick on the last sixteenth, hi-hat eighths.
     public static let syncopated = DrumPattern(name: "syncopated", events: [(0, .kick), (10, .kick), (15, .kick), (4, .snare), (12, .snare)]
         + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
+    /// Breakbeat (as the tempo benchmark's): kick on 1, 1-and, 3-and and 3-a, snare on 2 and 4
+    /// with ghost notes (2-a, 3-e, 4-a), hi-hat eighths and an open hat on 4-and, a bass on 1,
+    /// 1-and, 3-and and 3-a. Two of its four kicks fall on the "and"s: the bass band's energy is
+    /// as strong half a beat off as on the beat; its snares say where the beat is.
+    public static let breakbeat = DrumPattern(name: "breakbeat", events: [(0, .kick), (2, .kick), (10, .kick), (11, .kick),
+                                                                         (4, .snare), (12, .snare), (7, .rim), (9, .rim), (15, .rim)]
+        + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) } + [(14, DrumVoice.openHat)]
+        + [0, 2, 10, 11].map { ($0, DrumVoice.bass) })
     /// Slow rock (as the tempo benchmark's rock): kick on 1, 3 and the "and" of 3, snare on 2
     /// and 4, hi-hat eighths, and an eighth-note bass. Its onset signal alone favours the double
     /// tempo, on whose every beat its hats fall, and nowhere between.

@@ -189,6 +189,18 @@ import SpectrumCore
         } when: { bpm < 114 }
     }
 
+    /// A breakbeat's grid stays on the beat, though two of its four kicks fall on the "and"s:
+    /// the class that weighing the bass band's power in the half-beat decision lost (held out
+    /// `breakbeat-130`, tempo finding 34). With that power's exponent at 2 every beat at 96 BPM
+    /// lands half a beat off; at the branch's 0.5 this synthetic one held where the held-out
+    /// track did not.
+    @Test(arguments: [96.0, 112.0, 130.0])
+    func aBreakbeatsGridStaysOnTheBeat(bpm: Double) throws {
+        let signal = TestSignals.rhythm(.breakbeat, segments: [(bpm, 16)], sampleRateHz: Self.sampleRateHz)
+        let frames = try RhythmTests.frames(signal)
+        RhythmTests.expectLocked(frames, signal, bpm: bpm, fromSeconds: 6, toSeconds: 16, "breakbeat \(bpm) BPM")
+    }
+
     /// A rock beat above the default range (60–180) reads at the in-range octave (half), never
     /// at a third.
     @Test(arguments: [186.0, 192.0])
