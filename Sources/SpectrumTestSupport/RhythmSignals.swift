@@ -131,8 +131,9 @@ public struct DrumPattern: Sendable {
         + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) })
     /// Breakbeat (as the tempo benchmark's): kick on 1, 1-and, 3-and and 3-a, snare on 2 and 4
     /// with ghost notes (2-a, 3-e, 4-a), hi-hat eighths and an open hat on 4-and, a bass on 1,
-    /// 1-and, 3-and and 3-a. Two of its four kicks fall on the "and"s: the bass band's energy is
-    /// as strong half a beat off as on the beat; its snares say where the beat is.
+    /// 1-and, 3-and and 3-a. Two of its four kicks fall on the "and"s and one on a beat: the bass
+    /// band's energy is stronger half a beat off than on the beat; its snares say where the beat
+    /// is.
     public static let breakbeat = DrumPattern(name: "breakbeat", events: [(0, .kick), (2, .kick), (10, .kick), (11, .kick),
                                                                          (4, .snare), (12, .snare), (7, .rim), (9, .rim), (15, .rim)]
         + stride(from: 0, to: 16, by: 2).map { ($0, DrumVoice.hat) } + [(14, DrumVoice.openHat)]
