@@ -50,6 +50,7 @@ PINK_SNRS = (10, 0)
 QUIET_PEAK_DBFS = -40.0
 LOW_RATE = 44100
 LOW_RATE_HOP = 735  # Spectrum's hop at 44.1 kHz (60 frames/s, as at 48 kHz)
+ZERO_DB = "pink 0 dB"
 CONDITIONS = ["clean"] + [f"pink {snr} dB" for snr in PINK_SNRS] + ["quiet −40 dBFS", "44.1 kHz"]
 PYIN_CONDITIONS = ("clean", "pink 10 dB", "pink 0 dB", "quiet −40 dBFS")
 PYIN_RATE = 24000  # pYIN runs on a 24 kHz copy (hop 400 = 60 frames/s): ~0.5× real time per core
@@ -725,7 +726,10 @@ def package_version(package):
 # Rows of the condition tables: (label, file selection, note selection).
 def condition_rows():
     everything = lambda e: True  # noqa: E731
-    rows = [("all conditions", everything, None)]
+    rows = [("all conditions", everything, None),
+            # Issue 16 measured its 89.0 % over clean, detuned, noisy (10 dB), quiet, 44.1 kHz
+            # and melodies, with pink 0 dB (7.6 % then) reported apart.
+            (f"all conditions but {ZERO_DB} (the issue's own list)", lambda e: e["condition"] != ZERO_DB, None)]
     for condition in CONDITIONS:
         rows.append((condition, lambda e, c=condition: e["condition"] == c, None))
     rows.append(("detuned notes (±7, ±23 ¢), clean", lambda e: e["condition"] == "clean", lambda n: abs(n["cents"]) > 0.5))
@@ -764,6 +768,8 @@ def part_report(add, res, entries, part, names, written):
             continue
         rest = {t: metrics(res[t], entries, lambda e, x=exclude: in_part(e) and not x(e)) for t in names}
         add(f"| octave errors, all conditions, without {label} | " + " | ".join(fmt(rest[t]["octave"], 2, " %") for t in names) + " | |")
+    but_zero_db = {t: metrics(res[t], entries, lambda e: in_part(e) and e["condition"] != ZERO_DB) for t in names}
+    add(f"| octave errors, all conditions but {ZERO_DB} | " + " | ".join(fmt(but_zero_db[t]["octave"], 2, " %") for t in names) + " | |")
     if any(in_part(e) and "written_hz" in n for e in entries for n in e["notes"]):
         against_keys = {t: metrics(written[t], entries, in_part) for t in names}
         add("| octave errors, all conditions, against the written key (notes sounding an octave below their key not relabelled) | "
