@@ -52,7 +52,7 @@ LOW_RATE = 44100
 LOW_RATE_HOP = 735  # Spectrum's hop at 44.1 kHz (60 frames/s, as at 48 kHz)
 ZERO_DB = "pink 0 dB"
 CONDITIONS = ["clean"] + [f"pink {snr} dB" for snr in PINK_SNRS] + ["quiet −40 dBFS", "44.1 kHz"]
-PYIN_CONDITIONS = ("clean", "pink 10 dB", "pink 0 dB", "quiet −40 dBFS")
+PYIN_CONDITIONS = ("clean", "pink 10 dB", ZERO_DB, "quiet −40 dBFS")
 PYIN_RATE = 24000  # pYIN runs on a 24 kHz copy (hop 400 = 60 frames/s): ~0.5× real time per core
 CORPUS_VERSION = 2  # bump when the corpus changes; a cached corpus of another version is rebuilt
 
