@@ -187,6 +187,12 @@ struct PitchDetector: ~Copyable {
     /// r the short window's estimate must reach: with fewer periods in it, noise and a note's
     /// transient correlate more by chance than in the long window.
     static let shortWindowConfidence: Float = 0.8
+    /// r at a held note's own period (within half a semitone) that continues it in steady noise
+    /// when nothing passes `confidenceThreshold`: at 0 dB SNR a note correlates at r ≈ 0.5 and
+    /// scatters about the threshold. Chosen on the tuning part (docs/accuracy.md, pitch finding
+    /// 35: 0.5 / 0.45 / 0.4 / 0.35; 0.45 took the gain at pink 10 dB without adding octave
+    /// errors outside pink 0 dB).
+    static let heldNoteInNoiseConfidence: Float = 0.45
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
@@ -341,6 +347,17 @@ struct PitchDetector: ~Copyable {
                 if noiseWeighting.holdsSteadyNoise && heldPeriodFrames > 0 { highest = long.highestAfterFirstDip() }
                 lag = highest >= confidenceThreshold * confidenceThreshold
                     ? long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) : nil
+            }
+        }
+        // A note read within the last ~50 ms (the octave hold) whose window the input's steady
+        // noise fills (`NoiseWeighting.holdsSteadyNoise`) continues at its own period while r
+        // there stays at `heldNoteInNoiseConfidence`: the noise, not the note, lowered r (a
+        // drum's ring over the quiet between strokes is no steady noise, and keeps the gate).
+        if lag == nil, shortEstimate == nil, heldPeriodFrames > 0, noiseWeighting.holdsSteadyNoise {
+            let reach = max(2, Int(heldPeriodFrames * (Self.semitoneRatio - 1) / 2))
+            if let near = long.localMaximum(from: Int(heldPeriodFrames + 0.5) - reach, through: Int(heldPeriodFrames + 0.5) + reach),
+               long[near] >= Self.heldNoteInNoiseConfidence * Self.heldNoteInNoiseConfidence {
+                lag = near
             }
         }
         guard let winner = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean) else {
