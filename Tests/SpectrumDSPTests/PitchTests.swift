@@ -891,6 +891,31 @@ import SpectrumCore
         return signal
     }
 
+    /// Each of `notes` as a harmonic tone (`partials`, 1.5 s) after 1.5 s of pink noise
+    /// (`toneInPinkNoiseAsLoud`, seed `firstSeed` + the note's index), analysed from a reset: the
+    /// notes read on the noise before the tone, and the tone's frames from 10 hops on.
+    static func tonesAfterPinkNoise(_ notes: [Int], partials: [Double], sampleRateHz: Double, firstSeed: UInt64,
+                                    noiseAboveToneDecibels: Float = 0, blockSizes: [Int]? = nil) throws
+        -> [(note: Int, notesBefore: Int, scored: ArraySlice<AnalysisFrame>)] {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let leadSeconds = 1.5, leadFrames = Int(leadSeconds * sampleRateHz)
+        return notes.enumerated().map { index, note in
+            let tone = TestSignals.harmonicTone(fundamentalHz: TestSignals.frequencyHz(midiNote: Double(note)), harmonicAmplitudes: partials,
+                                                sampleRateHz: sampleRateHz, seconds: 1.5)
+            let signal = toneInPinkNoiseAsLoud(tone, afterSeconds: leadSeconds, sampleRateHz: sampleRateHz, seed: firstSeed + UInt64(index),
+                                               noiseAboveToneDecibels: noiseAboveToneDecibels)
+            analyzer.reset()
+            let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: blockSizes ?? [Int((sampleRateHz / 60).rounded())])
+            let noteStart = frames.firstIndex { $0.streamFrame >= Int64(leadFrames) }!
+            return (note, frames[..<noteStart].filter { $0.pitch.hasNote }.count, frames[(noteStart + 10)...])
+        }
+    }
+
+    /// Frames of `frames` that read `midiNote` within 50 cents.
+    static func framesReading(_ midiNote: Int, in frames: ArraySlice<AnalysisFrame>) -> Int {
+        frames.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(midiNote)) < 0.5 }.count
+    }
+
     /// Notes in pink noise as loud as they are (0 dB SNR, RMS against RMS), after the noise
     /// alone for 1.5 s: the unweighted window is half noise, so a note correlates at r ≈ 0.5,
     /// under the threshold of 0.55, and D3 (147 Hz, where pink noise is loudest against the
@@ -900,24 +925,14 @@ import SpectrumCore
     /// gives no note.
     @Test(arguments: sampleRates)
     func notesInPinkNoiseAsLoudAsThemAreRead(sampleRateHz: Double) throws {
-        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
         let hopFrames = Int((sampleRateHz / 60).rounded())
-        let leadSeconds = 1.5, noteSeconds = 1.5
-        let leadFrames = Int(leadSeconds * sampleRateHz)
-        for (index, note) in [50, 57, 64, 69, 76].enumerated() {
-            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
-            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05], sampleRateHz: sampleRateHz, seconds: noteSeconds)
-            let signal = Self.toneInPinkNoiseAsLoud(tone, afterSeconds: leadSeconds, sampleRateHz: sampleRateHz, seed: UInt64(10 + index))
-            analyzer.reset()
-            let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames, 63, 1000])
-            let noteStart = frames.firstIndex { $0.streamFrame >= Int64(leadFrames) }!
-            let beforeNote = frames[..<noteStart].filter { $0.pitch.hasNote }.count
-            let scored = frames[(noteStart + 10)...]
-            let within = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
-            #expect(beforeNote == 0, "MIDI \(note) at \(sampleRateHz) Hz: \(beforeNote) notes read on the pink noise before it")
+        for (note, notesBefore, scored) in try Self.tonesAfterPinkNoise([50, 57, 64, 69, 76], partials: [0.3, 0.2, 0.1, 0.05], sampleRateHz: sampleRateHz,
+                                                                        firstSeed: 10, blockSizes: [hopFrames, 63, 1000]) {
+            let within = Self.framesReading(note, in: scored)
+            #expect(notesBefore == 0, "MIDI \(note) at \(sampleRateHz) Hz: \(notesBefore) notes read on the pink noise before it")
             #expect(within * 20 >= scored.count * 9, "MIDI \(note) at \(sampleRateHz) Hz in pink noise at 0 dB SNR: \(within) of \(scored.count) frames within 50 cents")
         }
-        analyzer.reset()
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
         let noiseAlone = OfflineDriver.frames(&analyzer, signal: TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: 5), blockSizes: [hopFrames])
         #expect(noiseAlone.allSatisfy { !$0.pitch.hasNote }, "pink noise alone at \(sampleRateHz) Hz: \(noiseAlone.filter { $0.pitch.hasNote }.count) notes")
     }
@@ -931,23 +946,11 @@ import SpectrumCore
     /// and 227 with it (45 % asserted). The noise before the notes still gives no note.
     @Test(arguments: sampleRates)
     func heldNotesInPinkNoiseLouderThanThemAreFollowed(sampleRateHz: Double) throws {
-        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
-        let hopFrames = Int((sampleRateHz / 60).rounded())
-        let leadSeconds = 1.5, noteSeconds = 1.5
-        let leadFrames = Int(leadSeconds * sampleRateHz)
         var within = 0, scoredFrames = 0, counts: [String] = []
-        for (index, note) in [45, 52, 57, 64, 69].enumerated() {
-            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
-            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05], sampleRateHz: sampleRateHz, seconds: noteSeconds)
-            let signal = Self.toneInPinkNoiseAsLoud(tone, afterSeconds: leadSeconds, sampleRateHz: sampleRateHz, seed: UInt64(50 + index),
-                                                    noiseAboveToneDecibels: 3)
-            analyzer.reset()
-            let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames])
-            let noteStart = frames.firstIndex { $0.streamFrame >= Int64(leadFrames) }!
-            let beforeNote = frames[..<noteStart].filter { $0.pitch.hasNote }.count
-            #expect(beforeNote == 0, "MIDI \(note) at \(sampleRateHz) Hz: \(beforeNote) notes read on the pink noise before it")
-            let scored = frames[(noteStart + 10)...]
-            let right = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
+        for (note, notesBefore, scored) in try Self.tonesAfterPinkNoise([45, 52, 57, 64, 69], partials: [0.3, 0.2, 0.1, 0.05], sampleRateHz: sampleRateHz,
+                                                                        firstSeed: 50, noiseAboveToneDecibels: 3) {
+            #expect(notesBefore == 0, "MIDI \(note) at \(sampleRateHz) Hz: \(notesBefore) notes read on the pink noise before it")
+            let right = Self.framesReading(note, in: scored)
             within += right
             scoredFrames += scored.count
             counts.append("MIDI \(note): \(right)")
@@ -966,23 +969,12 @@ import SpectrumCore
     /// it 41, 71 and 60 (E1 and A1 0–2 of 81 each).
     @Test(arguments: sampleRates)
     func lowHarmonicTonesInPinkNoiseAtZeroDecibelsAreRead(sampleRateHz: Double) throws {
-        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
         let hopFrames = Int((sampleRateHz / 60).rounded())
-        let leadSeconds = 1.5, noteSeconds = 1.5
-        let leadFrames = Int(leadSeconds * sampleRateHz)
-        let partials = (1...8).map { 1 / Double($0) }
         var counts: [String] = [], within = 0, scoredFrames = 0
-        for (index, note) in [28, 33, 36, 40, 45].enumerated() {
-            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
-            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: noteSeconds)
-            let signal = Self.toneInPinkNoiseAsLoud(tone, afterSeconds: leadSeconds, sampleRateHz: sampleRateHz, seed: UInt64(50 + index))
-            analyzer.reset()
-            let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames, 63, 1000])
-            let noteStart = frames.firstIndex { $0.streamFrame >= Int64(leadFrames) }!
-            let beforeNote = frames[..<noteStart].filter { $0.pitch.hasNote }.count
-            let scored = frames[(noteStart + 10)...]
-            let right = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
-            #expect(beforeNote == 0, "MIDI \(note) at \(sampleRateHz) Hz: \(beforeNote) notes read on the pink noise before it")
+        for (note, notesBefore, scored) in try Self.tonesAfterPinkNoise([28, 33, 36, 40, 45], partials: (1...8).map { 1 / Double($0) },
+                                                                        sampleRateHz: sampleRateHz, firstSeed: 50, blockSizes: [hopFrames, 63, 1000]) {
+            let right = Self.framesReading(note, in: scored)
+            #expect(notesBefore == 0, "MIDI \(note) at \(sampleRateHz) Hz: \(notesBefore) notes read on the pink noise before it")
             within += right
             scoredFrames += scored.count
             counts.append("MIDI \(note): \(right) of \(scored.count)")
@@ -1004,24 +996,11 @@ import SpectrumCore
     /// the tuning part's clean organ and choir an octave up.
     @Test(arguments: sampleRates)
     func harmonicTonesInPinkNoiseAtZeroDecibelsAreNotReadAnOctaveLow(sampleRateHz: Double) throws {
-        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
-        let hopFrames = Int((sampleRateHz / 60).rounded())
-        let leadSeconds = 1.5, noteSeconds = 1.5
-        let leadFrames = Int(leadSeconds * sampleRateHz)
-        let partials = (1...8).map { 1 / Double($0) }
-        var octaveLow = 0, within = 0, scoredFrames = 0, counts: [String] = []
-        for (index, note) in [40, 44, 48, 52, 56].enumerated() {
-            let frequencyHz = TestSignals.frequencyHz(midiNote: Double(note))
-            let tone = TestSignals.harmonicTone(fundamentalHz: frequencyHz, harmonicAmplitudes: partials, sampleRateHz: sampleRateHz, seconds: noteSeconds)
-            let signal = Self.toneInPinkNoiseAsLoud(tone, afterSeconds: leadSeconds, sampleRateHz: sampleRateHz, seed: UInt64(30 + index))
-            analyzer.reset()
-            let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames])
-            let noteStart = frames.firstIndex { $0.streamFrame >= Int64(leadFrames) }!
-            let scored = frames[(noteStart + 10)...]
-            let low = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note - 12)) < 0.5 }.count
-            let right = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(note)) < 0.5 }.count
+        var octaveLow = 0, scoredFrames = 0, counts: [String] = []
+        for (note, _, scored) in try Self.tonesAfterPinkNoise([40, 44, 48, 52, 56], partials: (1...8).map { 1 / Double($0) },
+                                                              sampleRateHz: sampleRateHz, firstSeed: 30) {
+            let low = Self.framesReading(note - 12, in: scored), right = Self.framesReading(note, in: scored)
             octaveLow += low
-            within += right
             scoredFrames += scored.count
             counts.append("MIDI \(note): \(right) right, \(low) an octave low")
         }
