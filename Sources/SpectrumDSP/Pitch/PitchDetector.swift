@@ -349,11 +349,13 @@ struct PitchDetector: ~Copyable {
                     ? long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) : nil
             }
         }
-        // A note read within the last ~50 ms (the octave hold) whose window the input's steady
-        // noise fills (`NoiseWeighting.holdsSteadyNoise`) continues at its own period while r
-        // there stays at `heldNoteInNoiseConfidence`: the noise, not the note, lowered r (a
-        // drum's ring over the quiet between strokes is no steady noise, and keeps the gate).
-        if lag == nil, shortEstimate == nil, heldPeriodFrames > 0, noiseWeighting.holdsSteadyNoise {
+        // A note read within the last ~50 ms (the octave hold), on two hops in a row at least,
+        // whose window the input's steady noise fills (`NoiseWeighting.holdsSteadyNoise`)
+        // continues at its own period while r there stays at `heldNoteInNoiseConfidence`: the
+        // noise, not the note, lowered r (a drum's ring over the quiet between strokes is no
+        // steady noise, and keeps the gate). A one-hop reading is not continued: in loud noise
+        // that is as often an octave off as the note (pitch finding 35).
+        if lag == nil, shortEstimate == nil, heldPeriodFrames > 0, heldHops > 0, noiseWeighting.holdsSteadyNoise {
             let reach = max(2, Int(heldPeriodFrames * (Self.semitoneRatio - 1) / 2))
             if let near = long.localMaximum(from: Int(heldPeriodFrames + 0.5) - reach, through: Int(heldPeriodFrames + 0.5) + reach),
                long[near] >= Self.heldNoteInNoiseConfidence * Self.heldNoteInNoiseConfidence {
