@@ -947,14 +947,17 @@ import SpectrumCore
     /// the note's period scatters about the threshold from hop to hop, and every hop under it
     /// lost the note. A note read within the last ~50 ms, on two hops in a row, whose window the
     /// steady noise fills now continues at its own period while r there stays at 0.45
-    /// (`PitchDetector.heldNoteInNoiseConfidence`; docs/accuracy.md, pitch finding 35): of the
-    /// 405 frames 157, 142 and 139 within 50 cents at 44.1, 48 and 96 kHz without it, 198, 214
-    /// and 214 with it (44 % asserted). The noise before the notes, and from 100 ms after them
-    /// for 2 s, still gives no note: the note is continued, not invented.
+    /// (`PitchDetector.heldNoteInNoiseConfidence`; docs/accuracy.md, pitch finding 35), and a
+    /// stray reading of one hop between no longer ends it (finding 36). Of the 972 frames of
+    /// A2 to G5, within 50 cents at 44.1, 48 and 96 kHz: 612, 536 and 533 (half asserted); 575,
+    /// 515 and 466 when the stray reading ended the note. (Finding 35's five notes, A2 to A4:
+    /// 157, 142 and 139 of 405 before it, 198, 214 and 214 after.) The noise before the notes,
+    /// and from 100 ms after them for 2 s, still gives no note: the note is continued, not
+    /// invented.
     @Test(arguments: sampleRates)
     func heldNotesInPinkNoiseLouderThanThemAreFollowed(sampleRateHz: Double) throws {
         var within = 0, scoredFrames = 0, counts: [String] = []
-        for (note, notesBefore, scored, notesAfter) in try Self.tonesAfterPinkNoise([45, 52, 57, 64, 69], partials: [0.3, 0.2, 0.1, 0.05],
+        for (note, notesBefore, scored, notesAfter) in try Self.tonesAfterPinkNoise([45, 48, 52, 55, 57, 60, 64, 67, 69, 72, 76, 79], partials: [0.3, 0.2, 0.1, 0.05],
                                                                                     sampleRateHz: sampleRateHz, firstSeed: 50,
                                                                                     noiseAboveToneDecibels: 3, trailingSeconds: 2) {
             #expect(notesBefore == 0, "MIDI \(note) at \(sampleRateHz) Hz: \(notesBefore) notes read on the pink noise before it")
@@ -964,7 +967,7 @@ import SpectrumCore
             scoredFrames += scored.count
             counts.append("MIDI \(note): \(right)")
         }
-        #expect(within * 100 >= scoredFrames * 44, "at \(sampleRateHz) Hz, of \(scoredFrames) frames within 50 cents: \(counts.joined(separator: "; "))")
+        #expect(within * 2 >= scoredFrames, "at \(sampleRateHz) Hz, of \(scoredFrames) frames within 50 cents: \(counts.joined(separator: "; "))")
     }
 
     /// Low harmonic tones (E1 to A2, eight partials at 1/k, as the corpus's synthetic control)
@@ -1000,7 +1003,8 @@ import SpectrumCore
     /// low frequencies, passes for its fundamental: the octave below is read, then held. 16, 19
     /// and 34 of 405 frames at 44.1, 48 and 96 kHz read an octave low at finding 24, 33, 34 and
     /// 60 before a held note continued in steady noise (pitch finding 35), 41, 37 and 65 since:
-    /// an octave below read on two hops continues too. A known issue (docs/accuracy.md, pitch finding
+    /// an octave below read on two hops continues too; 49, 37 and 79 since a stray reading no
+    /// longer ends it (finding 36). A known issue (docs/accuracy.md, pitch finding
     /// 24): weighing that fundamental against the noise's band floor instead (11, 13 and 2) read
     /// the tuning part's clean organ and choir an octave up.
     @Test(arguments: sampleRates)

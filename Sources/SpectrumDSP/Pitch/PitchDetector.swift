@@ -142,6 +142,11 @@ struct PitchDetector: ~Copyable {
     private var measuredRatioPeriods = (0, 0)
     private var measuredRatios: (Float, Float) = (0, 0)
     private var hopsSinceVoiced = 0
+    /// The last period read on two hops in a row (0 = none, or ~50 ms after, or at an attack),
+    /// and the hops since: the note a hop in loud noise continues, though a hop between read
+    /// something else.
+    private var establishedPeriodFrames: Float = 0
+    private var hopsSinceEstablished = 0
     /// The long window's spectrum weighed against the input's steady noise before its
     /// correlation (`NoiseWeighting`): a note in loud noise correlates as the note.
     private var noiseWeighting: NoiseWeighting
@@ -294,7 +299,10 @@ struct PitchDetector: ~Copyable {
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
         // The octave hold ends after ~50 ms without an estimate, or at a new note's attack.
         hopsSinceVoiced += 1
-        if hopsSinceVoiced > decayLookbackHops || energy > earlierEnergy * Self.octaveHoldReleaseRatio { heldPeriodFrames = 0; heldHops = 0 }
+        hopsSinceEstablished += 1
+        let attack = energy > earlierEnergy * Self.octaveHoldReleaseRatio
+        if hopsSinceVoiced > decayLookbackHops || attack { heldPeriodFrames = 0; heldHops = 0 }
+        if hopsSinceEstablished > decayLookbackHops || attack { establishedPeriodFrames = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
         // Gates: the fixed silence gate, and the gate relative to the input's noise floor on
@@ -349,15 +357,16 @@ struct PitchDetector: ~Copyable {
                     ? long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) : nil
             }
         }
-        // A note read within the last ~50 ms (the octave hold), on two hops in a row at least,
-        // whose window the input's steady noise fills (`NoiseWeighting.holdsSteadyNoise`)
+        // A note read on two hops in a row within the last ~50 ms (`establishedPeriodFrames`),
+        // whose window the input's steady noise fills (`NoiseWeighting.holdsSteadyNoise`),
         // continues at its own period while r there stays at `heldNoteInNoiseConfidence`: the
         // noise, not the note, lowered r (a drum's ring over the quiet between strokes is no
         // steady noise, and keeps the gate). A one-hop reading is not continued: in loud noise
-        // that is as often an octave off as the note (pitch finding 35).
-        if lag == nil, shortEstimate == nil, heldPeriodFrames > 0, heldHops > 0, noiseWeighting.holdsSteadyNoise {
-            let reach = max(2, Int(heldPeriodFrames * (Self.semitoneRatio - 1) / 2))
-            if let near = long.localMaximum(from: Int(heldPeriodFrames + 0.5) - reach, through: Int(heldPeriodFrames + 0.5) + reach),
+        // that is as often an octave off as the note (pitch finding 35); nor does one break the
+        // note it interrupts (finding 36).
+        if lag == nil, shortEstimate == nil, establishedPeriodFrames > 0, noiseWeighting.holdsSteadyNoise {
+            let reach = max(2, Int(establishedPeriodFrames * (Self.semitoneRatio - 1) / 2))
+            if let near = long.localMaximum(from: Int(establishedPeriodFrames + 0.5) - reach, through: Int(establishedPeriodFrames + 0.5) + reach),
                long[near] >= Self.heldNoteInNoiseConfidence * Self.heldNoteInNoiseConfidence {
                 lag = near
             }
@@ -761,6 +770,7 @@ struct PitchDetector: ~Copyable {
         let continues = heldPeriodFrames > 0 && abs(periodFrames / heldPeriodFrames - 1) < 0.06
         heldHops = continues ? heldHops + 1 : 0
         heldPeriodFrames = periodFrames
+        if continues { establishedPeriodFrames = periodFrames; hopsSinceEstablished = 0 }
         hopsSinceVoiced = 0
     }
 
@@ -918,6 +928,8 @@ struct PitchDetector: ~Copyable {
         noiseFloorMeanSquare = max(silenceGateMeanSquare, _unsafePerformance { powf(10, Self.initialNoiseFloorDecibels / 10) })
         heldPeriodFrames = 0
         heldHops = 0
+        establishedPeriodFrames = 0
+        hopsSinceEstablished = 0
         glideStartHz = 0
         glidePreviousHz = 0
         glideReadThisHop = false
