@@ -405,7 +405,7 @@ struct PitchDetector: ~Copyable {
         }
         hold(periodFrames)
         // 5) The refinement on the fundamental's phase advance.
-        return RawPitch(frequencyHz: refined(frequencyHz), confidence: min(top, 1), windowDifferenceCents: windowDifferenceCents)
+        return RawPitch(frequencyHz: refined(frequencyHz, acrossAttack: attack), confidence: min(top, 1), windowDifferenceCents: windowDifferenceCents)
     }
 
     /// The octave decision (`OctaveDecision`): the candidates' scores from the correlation
@@ -861,14 +861,17 @@ struct PitchDetector: ~Copyable {
     /// 5) The autocorrelation's frequency moved by the mean of the last few phase corrections:
     ///    the fundamental's frequency from its phase advance over `phaseSpanHops` hops (phase
     ///    vocoder), against the autocorrelation's. Autocorrelation follows all partials, so a
-    ///    piano's stretched upper partials pull it sharp; the fundamental does not.
+    ///    piano's stretched upper partials pull it sharp; the fundamental does not. No
+    ///    correction is measured `acrossAttack` (the window's energy rose over the span): the
+    ///    older window still held the silence or sound before, and its phase is no note's
+    ///    (a tone from silence wobbled by up to 15 cents over its first ~100 ms).
     @_noLocks
-    private mutating func refined(_ frequencyHz: Float) -> Float {
+    private mutating func refined(_ frequencyHz: Float, acrossAttack: Bool) -> Float {
         pastFrequencies[pastSpectrumIndex] = frequencyHz
         let previous = previousFrequencyHz
         previousFrequencyHz = frequencyHz
         if previous <= 0 || abs(frequencyHz / previous - 1) > 0.06 { correctionsStored = 0 }
-        if let cents = phaseCorrectionCents(frequencyHz) {
+        if !acrossAttack, let cents = phaseCorrectionCents(frequencyHz) {
             corrections[correctionIndex] = cents
             correctionIndex = (correctionIndex + 1) % Self.correctionCount
             correctionsStored = min(correctionsStored + 1, Self.correctionCount)
