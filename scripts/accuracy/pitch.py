@@ -38,7 +38,8 @@ LOCK_FRAMES = 3
 TUNER_WINDOW = 2781    # Spectrum's pitch window at 48 kHz: 2.2 periods of 38 Hz
 STEADY_CENTS = 3.0     # a frame is steady when its measured pitch and its neighbours' span less than this
 SUBOCTAVE_DB = 20.0    # a note sounds an octave below its key when a partial at half the key's frequency is within this of its strongest (TimGM6mb's organ: 2–14 dB; the other organs: > 45 dB)
-LABEL_RULES = 1        # bump when a labelling rule changes; a cached corpus is relabelled (not re-rendered)
+SILENT_DBFS = -70.0    # a note whose clean rendering stays under this RMS over its scored part does not sound (FluidR3's violin A#6: −92 dBFS, no sample; the quietest sounding note: −48 dBFS)
+LABEL_RULES = 2        # bump when a labelling rule changes; a cached corpus is relabelled (not re-rendered)
 # (name, file, part): the part on which parameters are chosen, and the held-out part.
 SOUNDFONTS = [
     ("FluidR3", "/usr/share/sounds/sf2/FluidR3_GM.sf2", "tuning"),
@@ -204,6 +205,25 @@ def sounds_an_octave_below(segment, key_hz_):
         return float(magnitude[lo:hi].max()) if hi < len(magnitude) else 0.0
     strongest = max(peak(key_hz_ * k) for k in (0.5, 1, 2, 3, 4))
     return strongest > 0 and peak(key_hz_ / 2) >= strongest * 10 ** (-SUBOCTAVE_DB / 20)
+
+
+def drop_silent_notes(files):
+    """Removes the notes whose clean rendering stays under SILENT_DBFS over their scored part
+    from the labels of every condition: the soundfont has no sample for that key, so there is
+    no pitch to read (a tuner showing nothing there is right)."""
+    for clean in [e for e in files if e["condition"] == "clean" and e["notes"] and e["instrument"] != SYNTHETIC]:
+        x = corpus.read_wav(clean["path"])
+
+        def sounds(note):
+            scored = x[int((note["on"] + ONSET_GUARD) * SR):int((note["off"] - OFFSET_GUARD) * SR)]
+            return len(scored) > 0 and 10 * math.log10(float(np.mean(scored ** 2)) + 1e-30) >= SILENT_DBFS
+        kept = [note for note in clean["notes"] if sounds(note)]
+        if len(kept) == len(clean["notes"]):
+            continue
+        base = clean["path"][:-len(".wav")]
+        for entry in files:
+            if entry is clean or entry["path"].startswith(base + "-"):
+                entry["notes"] = kept
 
 
 def label_sounding_pitch(files):
@@ -393,6 +413,7 @@ def build_corpus(work, quick, jobs):
                                         "path": path, "condition": "clean", "rate": SR})
             if cached.get("label_rules") != LABEL_RULES:
                 print("relabelling the cached corpus (labelling rules changed) ...", file=sys.stderr)
+                drop_silent_notes(cached["files"])
                 label_sounding_pitch(cached["files"])
             if added or cached.get("label_rules") != LABEL_RULES:
                 with open(labels_path, "w") as handle:
@@ -458,6 +479,7 @@ def build_corpus(work, quick, jobs):
     corpus.write_wav(path, np.zeros(seconds * SR))
     for part in ("tuning", "held-out"):
         add(path, {"instrument": "silence", "kind": "no note", "soundfont": "–", "part": part, "notes": []}, "silence")
+    drop_silent_notes(files)
     label_sounding_pitch(files)
     with open(labels_path, "w") as handle:
         json.dump({"key": key, "label_rules": LABEL_RULES, "files": files}, handle, indent=1)
@@ -866,7 +888,8 @@ def report(entries, tools, written, command, elapsed, quick, loads, pyin_note, o
         "440 × 2^((key − 69 + cents/100)/12) Hz, halved for an instrument whose sustained notes mostly sound an octave below "
         f"their key (a partial at half the key's frequency within {SUBOCTAVE_DB:.0f} dB of the strongest, measured on the clean "
         "rendering: an organ's 16' rank; "
-        f"{relabelled_summary(clean_files)}). No-note files, one set per part: white and pink noise at −20 and "
+        f"{relabelled_summary(clean_files)}); a note whose clean rendering stays under {SILENT_DBFS:.0f} dBFS RMS over its "
+        "scored part is not labelled (the soundfont has no sample for its key: FluidR3's violin A♯6). No-note files, one set per part: white and pink noise at −20 and "
         "−40 dBFS RMS, digital silence, and a GM drum pattern rendered with each soundfont (kick, snare, hats, a tom fill "
         "and a crash every two bars); the tuning part also has FluidR3's "
         + ", ".join(name for _kit, name in TUNING_DRUM_KITS) + " kits (bank 128; not the orchestra kit, whose toms are "
