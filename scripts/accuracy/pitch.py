@@ -9,6 +9,7 @@ Run through scripts/accuracy-pitch (which installs the tools and builds spectrum
 """
 
 import argparse
+import collections
 import concurrent.futures as futures
 import hashlib
 import datetime
@@ -899,10 +900,13 @@ def report(entries, tools, written, command, elapsed, quick, loads, pyin_note, o
     add("| instrument | family | GM program | range | notes per soundfont |")
     add("| --- | --- | --- | --- | --- |")
     for name, program, low, high, _ in INSTRUMENTS:
-        chosen = [e for e in clean_files if e["instrument"] == name and e["soundfont"] == SOUNDFONTS[0][0]]
-        if chosen:
+        counts = {font: sum(len(e["notes"]) for e in clean_files if e["instrument"] == name and e["soundfont"] == font)
+                  for font, _path, _part in SOUNDFONTS}
+        common = collections.Counter(counts.values()).most_common(1)[0][0] if counts else 0
+        odd = ", ".join(f"{font} {count}" for font, count in counts.items() if count != common)
+        if common:
             add(f"| {name} | {FAMILIES[name]} | {program + 1} | {note_name(low)} {key_hz(low):.1f} Hz – "
-                f"{note_name(high)} {key_hz(high):.0f} Hz | {sum(len(e['notes']) for e in chosen)} |")
+                f"{note_name(high)} {key_hz(high):.0f} Hz | {common}{f' ({odd}: a note without a sample)' if odd else ''} |")
     add("")
     add("### Scoring rules")
     add("")
