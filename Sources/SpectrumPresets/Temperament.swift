@@ -23,9 +23,16 @@ public struct Temperament: Sendable, Equatable {
         guard let rootPitchClass = Self.pitchClass(of: root) else {
             throw ReadError(description: "--root \(root): expected a note name, C to B with an optional # or b (e.g. C, Eb, F#)")
         }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ReadError(description: "--temperament \(path): expected a Scala scale file (.scl), got no such file")
+        }
+        guard !isDirectory.boolValue else {
+            throw ReadError(description: "--temperament \(path): expected a Scala scale file (.scl), got a directory")
+        }
         let text: String
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw ReadError(description: "--temperament \(path): cannot be read as a UTF-8 Scala scale file (.scl)")
+            throw ReadError(description: "--temperament \(path): expected a readable UTF-8 Scala scale file (.scl), got a file that cannot be read as one")
         }
         try self.init(scala: text, name: path, rootPitchClass: rootPitchClass)
     }

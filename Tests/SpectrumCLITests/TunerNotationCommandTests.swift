@@ -84,4 +84,19 @@ import Testing
         #expect(result.status != 0 && result.standardOutput.isEmpty)
         #expect(result.standardError.split(separator: "\n").count == 1 && result.standardError.contains(arguments[0]), "\(result.standardError)")
     }
+
+    /// A missing, a directory or an unreadable temperament file says which.
+    @Test func aTemperamentFileThatIsNotThereOrNotAFileSaysSo() throws {
+        let scratch = try ScratchDirectory()
+        let input = try AnalyzeCommandTests.writeTone(scratch, name: "tone.wav", frequencyHz: 440, sampleRateHz: 48_000, seconds: 0.5)
+        let binary = try scratch.write("latin1.scl", "")
+        try Data([0x54, 0xE9, 0x0A, 0x31, 0x32, 0x0A]).write(to: URL(fileURLWithPath: binary))  // "Té\n12\n" in Latin-1
+        for (path, got) in [(scratch.path("missing.scl"), "got no such file"), (scratch.url.path, "got a directory"),
+                            (binary, "got a file that cannot be read as one")] {
+            let result = try SpectrumProcess.run(["analyze", input, "--temperament", path])
+            #expect(result.status != 0 && result.standardOutput.isEmpty)
+            #expect(result.standardErrorLines.count == 1 && result.standardError.contains("--temperament \(path): expected")
+                    && result.standardError.contains(got), "\(result.standardError)")
+        }
+    }
 }
