@@ -221,10 +221,19 @@ def drop_silent_notes(files):
         kept = [note for note in clean["notes"] if sounds(note)]
         if len(kept) == len(clean["notes"]):
             continue
+        unsounded = [note["key"] for note in clean["notes"] if not sounds(note)]
         base = clean["path"][:-len(".wav")]
         for entry in files:
             if entry is clean or entry["path"].startswith(base + "-"):
                 entry["notes"] = kept
+                entry["unsounded_keys"] = unsounded
+
+
+def unsounded_summary(clean_files):
+    """The notes `drop_silent_notes` left unlabelled, by soundfont and instrument, or "none"."""
+    found = [f"{e['soundfont']}'s {e['instrument']} {', '.join(note_name(key) for key in e['unsounded_keys'])}"
+             for e in clean_files if e.get("unsounded_keys")]
+    return "; ".join(found) if found else "none"
 
 
 def label_sounding_pitch(files):
@@ -890,7 +899,8 @@ def report(entries, tools, written, command, elapsed, quick, loads, pyin_note, o
         f"their key (a partial at half the key's frequency within {SUBOCTAVE_DB:.0f} dB of the strongest, measured on the clean "
         "rendering: an organ's 16' rank; "
         f"{relabelled_summary(clean_files)}); a note whose clean rendering stays under {SILENT_DBFS:.0f} dBFS RMS over its "
-        "scored part is not labelled (the soundfont has no sample for its key: FluidR3's violin A♯6). No-note files, one set per part: white and pink noise at −20 and "
+        f"scored part is not labelled: the soundfont has no sample for its key ({unsounded_summary(clean_files)}). "
+        "No-note files, one set per part: white and pink noise at −20 and "
         "−40 dBFS RMS, digital silence, and a GM drum pattern rendered with each soundfont (kick, snare, hats, a tom fill "
         "and a crash every two bars); the tuning part also has FluidR3's "
         + ", ".join(name for _kit, name in TUNING_DRUM_KITS) + " kits (bank 128; not the orchestra kit, whose toms are "
@@ -906,7 +916,7 @@ def report(entries, tools, written, command, elapsed, quick, loads, pyin_note, o
         odd = ", ".join(f"{font} {count}" for font, count in counts.items() if count != common)
         if common:
             add(f"| {name} | {FAMILIES[name]} | {program + 1} | {note_name(low)} {key_hz(low):.1f} Hz – "
-                f"{note_name(high)} {key_hz(high):.0f} Hz | {common}{f' ({odd}: a note without a sample)' if odd else ''} |")
+                f"{note_name(high)} {key_hz(high):.0f} Hz | {common}{f' ({odd}: unsounded notes unlabelled)' if odd else ''} |")
     add("")
     add("### Scoring rules")
     add("")
