@@ -301,11 +301,12 @@ def drum_song(seconds=10.0):
     return song, seconds
 
 
-# The tuning part's further drum material (FluidR3 GM only; the held-out part keeps its one
-# GM-kit file per soundfont, so its figure stays comparable): FluidR3's kits in bank 128
-# (program on the drum channel, name), each playing `drum_fills_song` with its own fixed seed.
-# The orchestra kit (48) is left out: its keys 41–53 are timpani, which are tuned notes.
-TUNING_DRUM_KITS = ((0, "standard"), (8, "room"), (16, "power"), (24, "electronic"), (25, "tr-808"),
+# Drum material beyond the GM pattern, for every soundfont: its kits in bank 128 (program on
+# the drum channel, name; FluidR3, MuseScore General and TimGM6mb all have these seven), each
+# playing `drum_fills_song` with its own fixed seed: 500–506 for the tuning part (FluidR3), and
+# seeds never used while tuning for the held-out soundfonts (`drum_fills_seed`). The orchestra
+# kit (48) is left out: its keys 41–53 are timpani, which are tuned notes.
+DRUM_KITS = ((0, "standard"), (8, "room"), (16, "power"), (24, "electronic"), (25, "tr-808"),
                     (32, "jazz"), (40, "brush"))
 # GM drum keys by role (none of the pitched percussion from key 54 on but the cymbals):
 TOMS = (41, 43, 45, 47, 48, 50)             # low floor tom … high tom
@@ -315,8 +316,14 @@ HATS = (42, 44, 46)                          # closed, pedal, open
 KICKS = (35, 36)
 
 
+def drum_fills_seed(font_index, kit_number):
+    """The fixed seed of one kit's fills: 500–506 for the first soundfont (FluidR3, the tuning
+    part, where parameters are chosen), 600–606 and 700–706 for the held-out ones."""
+    return 500 + 100 * font_index + kit_number
+
+
 def drum_fills_song(kit, seed, seconds=10.0):
-    """Drum material for the tuning part: one of FluidR3's kits (`kit`, a program on the drum
+    """Drum material: one of a soundfont's kits (`kit`, a program on the drum
     channel) at 100–140 BPM, bar by bar a groove (kick, snare, hats or a ride), a tom fill in
     sixteenths (down, up or scattered over the six toms, the last tom left to ring), a snare
     roll (sixteenths or thirty-seconds, growing louder) or a bar of single strokes with rests
@@ -371,7 +378,7 @@ def plan_corpus(quick):
     """[(base name, instrument, kind, soundfont name, part, MIDI song or None, notes, seconds)]."""
     instruments = [i for i in INSTRUMENTS if not quick or i[0] in QUICK_INSTRUMENTS]
     plans = []
-    for font, _path, part in SOUNDFONTS:
+    for font_index, (font, _path, part) in enumerate(SOUNDFONTS):
         for index, (name, program, low, high, step) in enumerate(instruments):
             slug = f"{soundfont_slug(font)}-{name.replace(' ', '-')}"
             song, notes, duration = sustained_song(program, low, high, step if not quick else step * 2)
@@ -381,9 +388,9 @@ def plan_corpus(quick):
                 plans.append((f"{slug}-melody{m}", name, "melody", font, part, song, notes, duration))
         song, duration = drum_song(5 if quick else 10)
         plans.append((f"{soundfont_slug(font)}-drums", f"GM drum kit ({font})", "no note", font, part, song, [], duration))
-        if part == "tuning" and not quick:
-            for number, (kit, kit_name) in enumerate(TUNING_DRUM_KITS):
-                song, duration = drum_fills_song(kit, seed=500 + number)
+        if not quick:
+            for number, (kit, kit_name) in enumerate(DRUM_KITS):
+                song, duration = drum_fills_song(kit, seed=drum_fills_seed(font_index, number))
                 plans.append((f"{soundfont_slug(font)}-drums-{kit_name}", f"{kit_name} drum kit, fills ({font})", "no note",
                               font, part, song, [], duration))
     plans.append(("synthetic-sustained", SYNTHETIC, "sustained", "synthetic", "tuning", None, None, None))
@@ -816,7 +823,7 @@ def part_report(add, res, entries, part, names, written):
     add("| one-frame excursions > 10 ¢ during a note, clean (per 1000 voiced frames) | "
         + " | ".join(fmt(cleanm[t]["excursions"], 2) for t in names) + " | 0 |")
     add("| no note on noise-only files | " + " | ".join(fmt(noise[t], 2, " %") for t in names) + " | ≥ 99 % |")
-    add("| no note on drums (GM kit pattern; tuning part: and seven FluidR3 kits' fills) | "
+    add(f"| no note on drums (the GM kit pattern and {len(DRUM_KITS)} kits' fills per soundfont) | "
         + " | ".join(fmt(drums[t], 2, " %") for t in names) + " | ≥ 99 % |")
     if any(e["part"] == part and "drum kit, fills" in e["instrument"] for e in entries):
         pattern = {t: no_note_rate(res[t], entries, lambda e: e["part"] == part and e["kind"] == "no note"
@@ -902,9 +909,9 @@ def report(entries, tools, written, command, elapsed, quick, loads, pyin_note, o
         f"scored part is not labelled: the soundfont has no sample for its key ({unsounded_summary(clean_files)}). "
         "No-note files, one set per part: white and pink noise at −20 and "
         "−40 dBFS RMS, digital silence, and a GM drum pattern rendered with each soundfont (kick, snare, hats, a tom fill "
-        "and a crash every two bars); the tuning part also has FluidR3's "
-        + ", ".join(name for _kit, name in TUNING_DRUM_KITS) + " kits (bank 128; not the orchestra kit, whose toms are "
-        "timpani) playing 10 s each of random bars with fixed seeds: grooves, tom fills in sixteenths, snare rolls, "
+        "and a crash every two bars); and each soundfont's "
+        + ", ".join(name for _kit, name in DRUM_KITS) + " kits (bank 128; not the orchestra kit, whose toms are "
+        "timpani) playing 10 s each of random bars with fixed seeds, other seeds for each soundfont: grooves, tom fills in sixteenths, snare rolls, "
         "single strokes with rests, crashes, splashes and rides (`drum_fills_song`).")
     add("")
     add("| instrument | family | GM program | range | notes per soundfont |")
