@@ -189,8 +189,10 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// while the rest does not repeat at the period (`membraneAperiodicShare`): a tom's body is
     /// a near-pure tone whose overtones are inharmonic (a membrane's modes, 1.59, 2.14, 2.30 ×
     /// f0), while a plucked or struck string's energy beyond its fundamental lies at harmonics
-    /// and repeats. Chosen on the tuning part (docs/accuracy.md, Pitch, finding 21). 0 = off.
-    public var membraneFundamentalShare: Double = 0.8
+    /// and repeats. Chosen on the tuning part (docs/accuracy.md, Pitch, findings 21 and 39: 0.8
+    /// on the first set of drum fills; 0.7 on three, which left every note condition within
+    /// 0.2 points). 0 = off.
+    public var membraneFundamentalShare: Double = 0.7
     /// The share of a window's energy beyond its fundamental that must fail to repeat at the
     /// period, (1 − r) / (1 − fundamental share), for a near-pure window to be a membrane
     /// (`membraneFundamentalShare`). A note's overtones repeat (the tuning part's correct clean

@@ -524,6 +524,7 @@ import SpectrumCore
     /// modes at `overtoneDecayDecibelsPerSecond`; the whole scaled by `gain`.
     static func membraneStrokes(restingHz: Double, glideCents: Double, glideSeconds: Double, wobbleCents: Double = 0,
                                 overtoneAmplitude: Double, bodyDecayDecibelsPerSecond: Double, overtoneDecayDecibelsPerSecond: Double,
+                                ringingNoiseAmplitude: Double = 0,
                                 gain: Double, strokes: Int, intervalSeconds: Double, sampleRateHz: Double, seed: UInt64) -> [Float] {
         var generator = SeededGenerator(seed: seed)
         let interval = Int(intervalSeconds * sampleRateHz)
@@ -535,6 +536,9 @@ import SpectrumCore
             let cents = glideCents * exp(-seconds / glideSeconds) + wobbleCents * sin(2 * .pi * 7 * seconds)
             let fundamentalHz = restingHz * pow(2, cents / 1200)
             var value = 0.4 * exp(-seconds / 0.005) * Double.random(in: -1...1, using: &generator)
+            if ringingNoiseAmplitude > 0 {
+                value += ringingNoiseAmplitude * pow(10, -bodyDecayDecibelsPerSecond * seconds / 20) * Double.random(in: -1...1, using: &generator)
+            }
             for mode in modes.indices {
                 phases[mode] += 2 * .pi * fundamentalHz * modes[mode] / sampleRateHz
                 let (amplitude, decay) = mode == 0 ? (0.8, bodyDecayDecibelsPerSecond) : (overtoneAmplitude, overtoneDecayDecibelsPerSecond)
@@ -574,6 +578,42 @@ import SpectrumCore
             }
             #expect(late == 0, "\(restingHz) Hz tom ringing at \(sampleRateHz) Hz: \(late) frames from 100 ms after its strokes had a note")
         }
+    }
+
+    /// Toms whose body rings with a noise-like tail a quarter of its energy (the room, the
+    /// snare's wires, the shell), decaying with it: the body holds ~0.75 of the window's energy as
+    /// the membrane term reads it and the rest does not repeat (the tuning kits' toms that a share
+    /// of 0.8 let through: share 0.70–0.80, r 0.65–0.86, the window's energy falling 0.5–1.5 dB
+    /// per 50 ms). Drum fills with two more seeds per kit found them (docs/accuracy.md, Pitch,
+    /// finding 39); a share of 0.7 refuses them with every note condition of the tuning part
+    /// within 0.2 points. From 100 ms after each stroke none of the three toms' 4 strokes' 360
+    /// frames has a note (at most 8 asserted); with the share at 0.8, 104–219 do at 44.1, 48 and
+    /// 96 kHz (at least 40 asserted), so the class exists.
+    @Test(arguments: sampleRates)
+    func tomsRingingWithANoisyTailGiveNoNote(sampleRateHz: Double) throws {
+        let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.6 * hopsPerSecond)
+        func lateFrames(fundamentalShare: Double) throws -> Int {
+            var configuration = AnalysisConfiguration()
+            configuration.pitch.membraneFundamentalShare = fundamentalShare
+            var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
+            var late = 0
+            for restingHz in [98.0, 126, 164] {
+                let signal = Self.membraneStrokes(restingHz: restingHz, glideCents: 250, glideSeconds: 0.3, overtoneAmplitude: 0,
+                                                  bodyDecayDecibelsPerSecond: 30, overtoneDecayDecibelsPerSecond: 30, ringingNoiseAmplitude: 0.52,
+                                                  gain: 0.5, strokes: 4, intervalSeconds: 0.6, sampleRateHz: sampleRateHz, seed: 11)
+                analyzer.reset()
+                let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
+                for stroke in 0..<4 {
+                    let start = stroke * hopsPerStroke, end = min(readings.count, start + hopsPerStroke)
+                    late += readings[min(end, start + Int(0.1 * hopsPerSecond))..<end].filter(\.hasNote).count
+                }
+            }
+            return late
+        }
+        let late = try lateFrames(fundamentalShare: AnalysisConfiguration().pitch.membraneFundamentalShare)
+        let before = try lateFrames(fundamentalShare: 0.8)
+        #expect(late <= 8, "toms at \(sampleRateHz) Hz: \(late) frames from 100 ms after their strokes had a note")
+        #expect(before >= 40, "toms at \(sampleRateHz) Hz with the share at 0.8: only \(before) late frames had a note")
     }
 
     /// Toms whose stick noise and inharmonic modes die within ~100 ms (150 dB/s), leaving a
