@@ -96,4 +96,20 @@ import SpectrumCore
         #expect(tracker.update(.unvoiced).hasNote)
         #expect(!tracker.update(.unvoiced).hasNote)
     }
+
+    /// A hop the detector refuses as a drum's hit or a stroke dying in the window ends the
+    /// shown note at once (a tom's body read on the hops before its stroke was found was
+    /// shown a hop longer: pitch finding 40); a hop merely missing does not, and a note after
+    /// the stroke starts anew. With `endsOnStroke` off the stroke is a missing hop.
+    @Test func aDrumStrokeEndsTheShownNoteAtOnce() {
+        var tracker = PitchTracker(referenceHz: 440)
+        for _ in 0..<6 { _ = tracker.update(Self.raw(cents: 0)) }
+        #expect(!tracker.update(.stroke).hasNote)
+        #expect(!tracker.update(Self.raw(cents: 0, windowDifferenceCents: 12)).hasNote, "a new note after the stroke must settle again")
+        #expect(tracker.update(Self.raw(cents: 0.5)).hasNote)
+
+        var graceful = PitchTracker(referenceHz: 440, parameters: .init(endsOnStroke: false))
+        for _ in 0..<6 { _ = graceful.update(Self.raw(cents: 0)) }
+        #expect(graceful.update(.stroke).hasNote)
+    }
 }

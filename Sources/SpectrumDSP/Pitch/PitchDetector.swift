@@ -391,10 +391,13 @@ struct PitchDetector: ~Copyable {
         guard !isMainsHum(frequencyHz), frequencyRangeHz.contains(frequencyHz) else { return unvoiced() }
         noisePower = meanSquare * (1 - min(max(top * keptShare, 0), 1))
         let halvesStep = halvesStepDecibels(periodFrames: periodFrames)
-        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen,
-              !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
-              !isStroke(correlation: top, halvesStepDecibels: halvesStep, periodFrames: periodFrames),
-              !isMembrane(correlation: top, frequencyHz: frequencyHz, spectrum: kept, energy: energy, earlierEnergy: earlierEnergy) else {
+        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen else { return unvoiced() }
+        guard !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
+              !isStroke(correlation: top, halvesStepDecibels: halvesStep, periodFrames: periodFrames) else {
+            _ = unvoiced()
+            return .stroke
+        }
+        guard !isMembrane(correlation: top, frequencyHz: frequencyHz, spectrum: kept, energy: energy, earlierEnergy: earlierEnergy) else {
             return unvoiced()
         }
         // 4) The two windows' difference in cents goes to the tracker: a close one says the
@@ -523,8 +526,8 @@ struct PitchDetector: ~Copyable {
     private mutating func shortWindowEstimate(_ estimate: RawPitch, energyRatio: Float) -> RawPitch {
         _ = unvoiced()
         let periodFrames = sampleRateHz / estimate.frequencyHz
-        guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio),
-              !holdsHit(halvesStepDecibels: halvesStepDecibels(periodFrames: periodFrames), periodFrames: periodFrames) else { return .unvoiced }
+        guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio) else { return .unvoiced }
+        guard !holdsHit(halvesStepDecibels: halvesStepDecibels(periodFrames: periodFrames), periodFrames: periodFrames) else { return .stroke }
         hold(sampleRateHz / estimate.frequencyHz)
         return estimate
     }
@@ -978,5 +981,10 @@ struct RawPitch {
     /// |cents| between the long window's reading and the short window's (infinity when the
     /// short window has none): both windows reading alike says the note has settled.
     var windowDifferenceCents = Float.infinity
+    /// No estimate because the window holds a drum's hit or a stroke dying in it (`holdsHit`,
+    /// `isStroke`: broadband, aperiodic energy that falls within the window), not because a
+    /// note dropped out for a hop: what was shown has ended (`PitchTracker`).
+    var struck = false
     static var unvoiced: RawPitch { RawPitch(frequencyHz: 0, confidence: 0) }
+    static var stroke: RawPitch { RawPitch(frequencyHz: 0, confidence: 0, struck: true) }
 }

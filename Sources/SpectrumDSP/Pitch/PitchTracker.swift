@@ -13,7 +13,8 @@ import SpectrumCore
 /// jump is never shown. A shown note is the median of its last three estimates; with one of
 /// them missing, the last shown value stands in for it, so a one-hop excursion is not shown
 /// either. It ends when the newest estimate is missing and fewer than two of the last three
-/// are there. Real-time safe.
+/// are there, or at once when the detector found a drum's hit or stroke in the window
+/// (`endsOnStroke`). Real-time safe.
 struct PitchTracker {
     /// The display's decision, with its named parameters.
     struct Parameters {
@@ -31,6 +32,12 @@ struct PitchTracker {
         /// cents off at r 0.63–0.92 while the short window, all note, read it at r ≈ 1; an
         /// attack's estimates differ by less (their r rises as they converge).
         var firstReadingConfidenceMargin: Float = 0.05
+        /// A hop the detector refuses as a drum's hit or a stroke dying in the window
+        /// (`RawPitch.struck`) ends the shown note at once: the hop's grace is for a note
+        /// dropping out, and a drum's body read before its stroke was found was shown a hop
+        /// longer (the tuning part's drum fills: 0.4 points more frames without a note, the
+        /// notes' conditions within 0.01 points; docs/accuracy.md, Pitch, finding 40).
+        var endsOnStroke = true
     }
 
     private let parameters: Parameters
@@ -54,6 +61,10 @@ struct PitchTracker {
 
     @_noLocks
     mutating func update(_ raw: RawPitch) -> PitchReading {
+        if raw.struck && parameters.endsOnStroke {
+            reset()
+            return .none
+        }
         let frequencyHz = raw.frequencyHz
         if frequencyHz > 0 && (shownHz == 0 || abs(semitones(frequencyHz / shownHz)) > parameters.noteChangeSemitones) {
             // A new note's estimate: it joins the pending run when within a semitone of it.
