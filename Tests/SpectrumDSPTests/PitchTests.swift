@@ -583,7 +583,7 @@ import SpectrumCore
     /// Toms whose body rings with a noise-like tail a quarter of its energy (the room, the
     /// snare's wires, the shell), decaying with it: the body holds ~0.75 of the window's energy as
     /// the membrane term reads it and the rest does not repeat (the tuning kits' toms that a share
-    /// of 0.8 let through: share 0.70–0.80, r 0.65–0.86, the window's energy falling 0.5–1.5 dB
+    /// of 0.8 let through: share 0.70–0.80, r 0.65–0.86, the window's energy falling 0.05–2.9 dB
     /// per 50 ms). Drum fills with two more seeds per kit found them (docs/accuracy.md, Pitch,
     /// finding 39); a share of 0.7 refuses them with every note condition of the tuning part
     /// within 0.2 points. From 100 ms after each stroke none of the three toms' 4 strokes' 360
