@@ -548,6 +548,16 @@ import SpectrumCore
         }
     }
 
+    /// Frames with a note in `readings` of `strokes` strokes `intervalSeconds` apart, each counted
+    /// from 100 ms after its stroke to the next: a tom ringing on, after its stroke's first hops.
+    static func framesWithANoteLate(_ readings: [PitchReading], strokes: Int, intervalSeconds: Double) -> Int {
+        let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(intervalSeconds * hopsPerSecond)
+        return (0..<strokes).reduce(0) { late, stroke in
+            let start = stroke * hopsPerStroke, end = min(readings.count, start + hopsPerStroke)
+            return late + readings[min(end, start + Int(0.1 * hopsPerSecond))..<end].filter(\.hasNote).count
+        }
+    }
+
     /// Toms ringing on, as the held-out kits' (MuseScore's 126 Hz tom read 3 frames a stroke
     /// 190–260 ms after it; TimGM6mb's 175 and 164 Hz toms 75–125 ms after it): bodies gliding
     /// down slowly (200–250 cents with a 0.3 s time constant: under 800 cents/s once read), one
@@ -563,7 +573,6 @@ import SpectrumCore
     @Test(arguments: sampleRates)
     func ringingTomsGiveNoNote(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
-        let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.6 * hopsPerSecond)
         for (restingHz, glideCents, wobbleCents, decay) in [(126.0, 250.0, 0.0, 25.0), (126, 250, 20, 25), (175, 200, 0, 35), (164, 250, 0, 35)] {
             // The other modes 14 dB under the body, all decaying together.
             let signal = Self.membraneStrokes(restingHz: restingHz, glideCents: glideCents, glideSeconds: 0.3, wobbleCents: wobbleCents,
@@ -571,11 +580,7 @@ import SpectrumCore
                                               gain: 0.5, strokes: 4, intervalSeconds: 0.6, sampleRateHz: sampleRateHz, seed: 11)
             analyzer.reset()
             let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
-            var late = 0
-            for stroke in 0..<4 {
-                let start = stroke * hopsPerStroke, end = min(readings.count, start + hopsPerStroke)
-                late += readings[min(end, start + Int(0.1 * hopsPerSecond))..<end].filter(\.hasNote).count
-            }
+            let late = Self.framesWithANoteLate(readings, strokes: 4, intervalSeconds: 0.6)
             #expect(late == 0, "\(restingHz) Hz tom ringing at \(sampleRateHz) Hz: \(late) frames from 100 ms after its strokes had a note")
         }
     }
@@ -591,7 +596,6 @@ import SpectrumCore
     /// 96 kHz (at least 40 asserted), so the class exists.
     @Test(arguments: sampleRates)
     func tomsRingingWithANoisyTailGiveNoNote(sampleRateHz: Double) throws {
-        let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.6 * hopsPerSecond)
         func lateFrames(fundamentalShare: Double) throws -> Int {
             var configuration = AnalysisConfiguration()
             configuration.pitch.membraneFundamentalShare = fundamentalShare
@@ -603,10 +607,7 @@ import SpectrumCore
                                                   gain: 0.5, strokes: 4, intervalSeconds: 0.6, sampleRateHz: sampleRateHz, seed: 11)
                 analyzer.reset()
                 let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
-                for stroke in 0..<4 {
-                    let start = stroke * hopsPerStroke, end = min(readings.count, start + hopsPerStroke)
-                    late += readings[min(end, start + Int(0.1 * hopsPerSecond))..<end].filter(\.hasNote).count
-                }
+                late += Self.framesWithANoteLate(readings, strokes: 4, intervalSeconds: 0.6)
             }
             return late
         }
@@ -630,7 +631,6 @@ import SpectrumCore
     /// falling-pitch term's.
     @Test(arguments: sampleRates)
     func tomsWhoseModesDieFastGiveNoNoteWhileTheirBodyGlides(sampleRateHz: Double) throws {
-        let hopsPerSecond = AnalysisConfiguration().outputRateHz, hopsPerStroke = Int(0.6 * hopsPerSecond)
         func lateFrames(glideCentsPerSecond: Double) throws -> Int {
             var configuration = AnalysisConfiguration()
             configuration.pitch.membraneGlideCentsPerSecond = glideCentsPerSecond
@@ -643,10 +643,7 @@ import SpectrumCore
                                                   gain: 0.5, strokes: 4, intervalSeconds: 0.6, sampleRateHz: sampleRateHz, seed: 11)
                 analyzer.reset()
                 let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
-                for stroke in 0..<4 {
-                    let start = stroke * hopsPerStroke, end = min(readings.count, start + hopsPerStroke)
-                    late += readings[min(end, start + Int(0.1 * hopsPerSecond))..<end].filter(\.hasNote).count
-                }
+                late += Self.framesWithANoteLate(readings, strokes: 4, intervalSeconds: 0.6)
             }
             return late
         }
