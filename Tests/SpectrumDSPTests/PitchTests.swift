@@ -558,6 +558,21 @@ import SpectrumCore
         }
     }
 
+    /// `framesWithANoteLate` summed over `toms` (each 4 strokes 0.6 s apart), read with the
+    /// default configuration, or with one setting changed.
+    static func framesWithANoteLate(_ toms: [[Float]], sampleRateHz: Double,
+                                    setting: WritableKeyPath<AnalysisConfiguration, Double>? = nil, to value: Double = 0) throws -> Int {
+        var configuration = AnalysisConfiguration()
+        if let setting { configuration[keyPath: setting] = value }
+        var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
+        var late = 0
+        for signal in toms {
+            analyzer.reset()
+            late += framesWithANoteLate(OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch), strokes: 4, intervalSeconds: 0.6)
+        }
+        return late
+    }
+
     /// Toms ringing on, as the held-out kits' (MuseScore's 126 Hz tom read 3 frames a stroke
     /// 190–260 ms after it; TimGM6mb's 175 and 164 Hz toms 75–125 ms after it): bodies gliding
     /// down slowly (200–250 cents with a 0.3 s time constant: under 800 cents/s once read), one
@@ -596,23 +611,13 @@ import SpectrumCore
     /// 96 kHz (at least 40 asserted), so the class exists.
     @Test(arguments: sampleRates)
     func tomsRingingWithANoisyTailGiveNoNote(sampleRateHz: Double) throws {
-        func lateFrames(fundamentalShare: Double) throws -> Int {
-            var configuration = AnalysisConfiguration()
-            configuration.pitch.membraneFundamentalShare = fundamentalShare
-            var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
-            var late = 0
-            for restingHz in [98.0, 126, 164] {
-                let signal = Self.membraneStrokes(restingHz: restingHz, glideCents: 250, glideSeconds: 0.3, overtoneAmplitude: 0,
-                                                  bodyDecayDecibelsPerSecond: 30, overtoneDecayDecibelsPerSecond: 30, ringingNoiseAmplitude: 0.52,
-                                                  gain: 0.5, strokes: 4, intervalSeconds: 0.6, sampleRateHz: sampleRateHz, seed: 11)
-                analyzer.reset()
-                let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
-                late += Self.framesWithANoteLate(readings, strokes: 4, intervalSeconds: 0.6)
-            }
-            return late
+        let toms = [98.0, 126, 164].map { restingHz in
+            Self.membraneStrokes(restingHz: restingHz, glideCents: 250, glideSeconds: 0.3, overtoneAmplitude: 0,
+                                 bodyDecayDecibelsPerSecond: 30, overtoneDecayDecibelsPerSecond: 30, ringingNoiseAmplitude: 0.52,
+                                 gain: 0.5, strokes: 4, intervalSeconds: 0.6, sampleRateHz: sampleRateHz, seed: 11)
         }
-        let late = try lateFrames(fundamentalShare: AnalysisConfiguration().pitch.membraneFundamentalShare)
-        let before = try lateFrames(fundamentalShare: 0.8)
+        let late = try Self.framesWithANoteLate(toms, sampleRateHz: sampleRateHz)
+        let before = try Self.framesWithANoteLate(toms, sampleRateHz: sampleRateHz, setting: \.pitch.membraneFundamentalShare, to: 0.8)
         #expect(late <= 8, "toms at \(sampleRateHz) Hz: \(late) frames from 100 ms after their strokes had a note")
         #expect(before >= 40, "toms at \(sampleRateHz) Hz with the share at 0.8: only \(before) late frames had a note")
     }
@@ -631,26 +636,16 @@ import SpectrumCore
     /// falling-pitch term's.
     @Test(arguments: sampleRates)
     func tomsWhoseModesDieFastGiveNoNoteWhileTheirBodyGlides(sampleRateHz: Double) throws {
-        func lateFrames(glideCentsPerSecond: Double) throws -> Int {
-            var configuration = AnalysisConfiguration()
-            configuration.pitch.membraneGlideCentsPerSecond = glideCentsPerSecond
-            var analyzer = try Analyzer(configuration: configuration, sampleRateHz: sampleRateHz)
-            var late = 0
-            for (restingHz, glideCents, glideSeconds, wobbleCents) in [(90.0, 300.0, 0.2, 0.0), (116, 200, 0.15, 10), (116, 300, 0.2, 0),
-                                                                          (150, 250, 0.2, 0), (175, 200, 0.15, 0)] {
-                let signal = Self.membraneStrokes(restingHz: restingHz, glideCents: glideCents, glideSeconds: glideSeconds, wobbleCents: wobbleCents,
-                                                  overtoneAmplitude: 0.16, bodyDecayDecibelsPerSecond: 30, overtoneDecayDecibelsPerSecond: 150,
-                                                  gain: 0.5, strokes: 4, intervalSeconds: 0.6, sampleRateHz: sampleRateHz, seed: 11)
-                analyzer.reset()
-                let readings = OfflineDriver.frames(&analyzer, signal: signal).map(\.pitch)
-                late += Self.framesWithANoteLate(readings, strokes: 4, intervalSeconds: 0.6)
-            }
-            return late
+        let toms = [(90.0, 300.0, 0.2, 0.0), (116, 200, 0.15, 10), (116, 300, 0.2, 0), (150, 250, 0.2, 0), (175, 200, 0.15, 0)].map {
+            restingHz, glideCents, glideSeconds, wobbleCents in
+            Self.membraneStrokes(restingHz: restingHz, glideCents: glideCents, glideSeconds: glideSeconds, wobbleCents: wobbleCents,
+                                 overtoneAmplitude: 0.16, bodyDecayDecibelsPerSecond: 30, overtoneDecayDecibelsPerSecond: 150,
+                                 gain: 0.5, strokes: 4, intervalSeconds: 0.6, sampleRateHz: sampleRateHz, seed: 11)
         }
-        let late = try lateFrames(glideCentsPerSecond: AnalysisConfiguration().pitch.membraneGlideCentsPerSecond)
+        let late = try Self.framesWithANoteLate(toms, sampleRateHz: sampleRateHz)
         #expect(late <= 8, "toms at \(sampleRateHz) Hz: \(late) frames from 100 ms after their strokes had a note")
         // The class exists: without the glide the membrane term reads these bodies as notes.
-        let without = try lateFrames(glideCentsPerSecond: 0)
+        let without = try Self.framesWithANoteLate(toms, sampleRateHz: sampleRateHz, setting: \.pitch.membraneGlideCentsPerSecond, to: 0)
         #expect(without >= 20, "toms at \(sampleRateHz) Hz without the glide: only \(without) late frames had a note")
     }
 
