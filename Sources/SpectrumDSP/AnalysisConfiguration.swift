@@ -200,16 +200,19 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// noise does not, hence a high share: 0.5 took frames of notes in pink noise at 10 dB SNR
     /// (docs/accuracy.md, Pitch, finding 21).
     public var membraneAperiodicShare: Double = 0.8
-    /// A membrane decays: a near-pure window is one only while its energy falls faster than
-    /// this (dB/s, over the decay look-back of ~50 ms). A singer's legato step (the last note
-    /// still in the window, a second tone that does not repeat at the new period) keeps its
-    /// energy; 0: the energy falls at all (without this condition voice oohs lost 23 clean
-    /// frames on the tuning part; docs/accuracy.md, Pitch, finding 21).
-    public var membraneDecayDecibelsPerSecond: Double = 0
+    /// A membrane decays, a new note rises: the window's energy rise over the decay look-back
+    /// (~50 ms), in dB, over this counts against the membrane score (20: a rise of 20 dB takes a
+    /// whole unit off it; a fall counts for nothing). A singer's or flute's legato step (the
+    /// last note still in the window, a second tone that does not repeat at the new period) is
+    /// a new note rising: 2–9 dB at the tuning part's voice oohs. A tom's body whose window
+    /// still fills with its stroke rises ~1 dB (median): the condition this term replaced (the
+    /// energy must fall) let those read. Chosen on the tuning part (docs/accuracy.md, Pitch,
+    /// finding 41). 0: any rise makes the window no membrane (the condition before).
+    public var membraneRiseDecibels: Double = 20
     /// A membrane's body glides down as it rings (its tension falls with its amplitude), a
-    /// string's or a bar's pitch holds: a near-pure decaying window is a membrane when its
-    /// aperiodic share (over `membraneAperiodicShare`) plus its pitch's mean fall since the
-    /// energy last rose, in cents per second (over this), exceeds 1: one score of the two.
+    /// string's or a bar's pitch holds: the membrane score adds to the aperiodic share (over
+    /// `membraneAperiodicShare`) the pitch's mean fall since the energy last rose, in cents per
+    /// second, over this (and takes off the energy's rise, `membraneRiseDecibels`).
     /// FluidR3's toms that still read were near-pure (share 0.85–0.96) and repeating (r
     /// 0.95–1.00) while falling; 800, the falling-pitch term's rate, refused 35 of their 216
     /// frames, 400 and 600 a few more for many more sung frames (docs/accuracy.md, Pitch,

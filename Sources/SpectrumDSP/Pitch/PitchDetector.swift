@@ -6,7 +6,7 @@ import SpectrumCore
 /// itself is `NormalisedAutocorrelation`).
 ///
 /// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay, a hit in the
-/// window, an aperiodic stroke dying in it, a near-pure decaying membrane whose other energy
+/// window, an aperiodic stroke dying in it, a near-pure membrane whose other energy
 /// does not repeat, a pitch falling since the last energy rise: a drum), the first key
 /// maximum of the correlation of the long window (2.2 periods of the lowest note) and the reading of a
 /// short window (2.2 periods of 150 Hz, the newest 14.7 ms), one scored octave decision among
@@ -69,12 +69,11 @@ struct PitchDetector: ~Copyable {
     private let strokeEnergyFallDecibels: Float
     private let strokeArrivalFallRatio: Float
     private let strokeArrivalSpreadRatio: Float
-    /// `membraneFundamentalShare`, `membraneAperiodicShare` and `membraneDecayDecibelsPerSecond`
-    /// (as a ratio of window energies over the decay look-back): what makes a window a struck
-    /// membrane ringing (`isMembrane`).
+    /// `membraneFundamentalShare`, `membraneAperiodicShare` and `membraneRiseDecibels`: what
+    /// makes a window a struck membrane ringing (`isMembrane`).
     private let membraneFundamentalShare: Float
     private let membraneAperiodicShare: Float
-    private let membraneEnergyRatio: Float
+    private let membraneRiseDecibels: Float
     /// `membraneGlideCentsPerSecond` per hop (0 = off).
     private let membraneGlideCentsPerHop: Float
     /// Half the width of the fundamental's main lobe in the long window's spectrum, in Hz: two
@@ -251,7 +250,7 @@ struct PitchDetector: ~Copyable {
         strokeArrivalSpreadRatio = configuration.strokeArrivalSpreadDecibels > 0 ? Float(pow(10, configuration.strokeArrivalSpreadDecibels / 10)) : 0
         membraneFundamentalShare = Float(configuration.membraneFundamentalShare)
         membraneAperiodicShare = Float(configuration.membraneAperiodicShare)
-        membraneEnergyRatio = Float(pow(10, -configuration.membraneDecayDecibelsPerSecond * hopSeconds * Double(decayLookbackHops) / 10))
+        membraneRiseDecibels = Float(configuration.membraneRiseDecibels)
         membraneGlideCentsPerHop = Float(configuration.membraneGlideCentsPerSecond * hopSeconds)
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
@@ -678,26 +677,29 @@ struct PitchDetector: ~Copyable {
     }
 
     /// Whether the window is a struck membrane ringing (a tom's body) rather than a note: its
-    /// energy falls over the decay look-back (`energy` against `earlierEnergy`, faster than
-    /// `membraneEnergyRatio` allows), its fundamental holds more than `membraneFundamentalShare`
-    /// of that energy, and of the rest, more than `membraneAperiodicShare` does not repeat at
-    /// the period (1 − r, `correlation`, is the window's aperiodic share). A tom's body is a
-    /// near-pure tone whose other modes are inharmonic (a membrane's: 1.59, 2.14, 2.30 × f0) and
-    /// whose stick noise does not repeat; a plucked or struck string's energy beyond its
-    /// fundamental lies at harmonics, which repeat at the period. The fundamental's share is
-    /// read from the long window's spectrum (`spectrum`, before squaring; `energy` its window's
-    /// sum of squares): the bins within `membraneLobeHalfWidthHz` (at most half the pitch) of
-    /// `frequencyHz`. The rectangular window's leakage leaves a pure tone's share at ≤ 0.95, so
-    /// the energy beyond the fundamental never reads under ~5 %: a pure note's vibrato or decay
-    /// does not make it a membrane. The decay keeps a singer's legato step (the last note still
-    /// in the window, a second tone that does not repeat at the new period) a note. Once its
-    /// modes have died a tom's body repeats as well as a string, but its pitch still falls: the
-    /// aperiodic share over its limit and the mean fall since the glide started (`pitchFalls`)
-    /// over `membraneGlideCentsPerHop` are one score, a membrane above 1.
+    /// fundamental holds more than `membraneFundamentalShare` of its energy, and one score of
+    /// three terms exceeds 1: the share of the rest that does not repeat at the period (1 − r,
+    /// `correlation`, is the window's aperiodic share) over `membraneAperiodicShare`, plus the
+    /// pitch's mean glide down since the glide started over `membraneGlideCentsPerHop`, less the
+    /// window's energy rise over the decay look-back (`energy` against `earlierEnergy`) in dB
+    /// over `membraneRiseDecibels`. A tom's body is a near-pure tone whose other modes are
+    /// inharmonic (a membrane's: 1.59, 2.14, 2.30 × f0) and whose stick noise does not repeat; a
+    /// plucked or struck string's energy beyond its fundamental lies at harmonics, which repeat
+    /// at the period. The fundamental's share is read from the long window's spectrum
+    /// (`spectrum`, before squaring; `energy` its window's sum of squares): the bins within
+    /// `membraneLobeHalfWidthHz` (at most half the pitch) of `frequencyHz`. The rectangular
+    /// window's leakage leaves a pure tone's share at ≤ 0.95, so the energy beyond the
+    /// fundamental never reads under ~5 %: a pure note's vibrato or decay does not make it a
+    /// membrane. Once its modes have died a tom's body repeats as well as a string, but its
+    /// pitch still falls: the glide. A new note rises: a singer's legato step (the last note
+    /// still in the window, a second tone that does not repeat at the new period) pays for its
+    /// rise, while a drum's window that still fills with its stroke rises little.
     @_noLocks
     private func isMembrane(correlation: Float, frequencyHz: Float, spectrum: UnsafePointer<fftwf_complex>,
                             energy: Float, earlierEnergy: Float) -> Bool {
-        guard membraneFundamentalShare > 0, energy < earlierEnergy * membraneEnergyRatio, energy > 0, correlation < 1 else { return false }
+        guard membraneFundamentalShare > 0, energy > 0, earlierEnergy > 0, correlation < 1 else { return false }
+        // Any rise at all vetoes when the rise term is off (0).
+        guard membraneRiseDecibels > 0 || energy < earlierEnergy else { return false }
         let binHz = sampleRateHz / Float(long.fftSize), lastBin = long.fftSize / 2 - 1
         let halfWidthHz = min(membraneLobeHalfWidthHz, frequencyHz / 2)
         let lowest = max(1, Int(_unsafePerformance { ceilf((frequencyHz - halfWidthHz) / binHz) }))
@@ -708,14 +710,17 @@ struct PitchDetector: ~Copyable {
         // Parseval for the unnormalised real transform: the bins between DC and Nyquist count twice.
         let share = min(1, 2 * fundamental / (Float(long.fftSize) * energy))
         guard share > membraneFundamentalShare else { return false }
-        // One score: the share of the energy beyond the fundamental that does not repeat, and
-        // the body's mean glide down since the glide started (`pitchFalls`: the energy's last
-        // rise), each against its own limit.
+        // One score: the share of the energy beyond the fundamental that does not repeat, the
+        // body's mean glide down since the glide started (`pitchFalls`: the energy's last rise)
+        // and the window's energy rise, each against its own limit.
         var score = (1 - correlation) / (membraneAperiodicShare * (1 - share))
         let startHz = glideStartHz
         if membraneGlideCentsPerHop > 0, glideHops > 0, !glideTurnedUp, startHz > frequencyHz {
             let fallCents = 1200 * _unsafePerformance { log2f(startHz / frequencyHz) }
             score += fallCents / (membraneGlideCentsPerHop * Float(glideHops))
+        }
+        if membraneRiseDecibels > 0, energy > earlierEnergy {
+            score -= 10 * _unsafePerformance { log10f(energy / earlierEnergy) } / membraneRiseDecibels
         }
         return score > 1
     }
