@@ -21,6 +21,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -56,7 +57,7 @@ ZERO_DB = "pink 0 dB"
 CONDITIONS = ["clean"] + [f"pink {snr} dB" for snr in PINK_SNRS] + ["quiet −40 dBFS", "44.1 kHz"]
 PYIN_CONDITIONS = ("clean", "pink 10 dB", ZERO_DB, "quiet −40 dBFS")
 PYIN_RATE = 24000  # pYIN runs on a 24 kHz copy (hop 400 = 60 frames/s): ~0.5× real time per core
-CORPUS_VERSION = 2  # bump when the corpus changes; a cached corpus of another version is rebuilt
+CORPUS_VERSION = 3  # bump when the corpus changes; a cached corpus of another version is rebuilt
 
 # name, GM program (0-based), lowest key, highest key, step (semitones) for sustained notes
 INSTRUMENTS = [
@@ -470,7 +471,12 @@ def build_corpus(work, quick, jobs):
     def add(path, base_entry, condition, rate=SR):
         files.append(dict(base_entry, path=path, condition=condition, rate=rate))
 
-    for number, (base, name, kind, font, part, notes, x) in enumerate(rendered):
+    # A labelled file's noise seed is its place among the labelled files only: no-note files
+    # added to the plan (drum material, rendered alone into a cached corpus) move no seed.
+    labelled = 0
+    for base, name, kind, font, part, notes, x in rendered:
+        number = labelled
+        labelled += 1 if notes else 0
         entry = {"instrument": name, "kind": kind, "soundfont": font, "part": part, "notes": notes}
         clean_path = os.path.join(work, base + ".wav")
         add(clean_path, entry, "clean")
@@ -542,8 +548,11 @@ def cached(tool, path, run):
         with open(cache) as handle:
             return [tuple(f) for f in json.load(handle)]
     frames = run()
-    with open(cache, "w") as handle:
+    # Written whole, then renamed: the same file may be scored twice at once (both parts'
+    # digital silence), and a reader must never see a half-written cache.
+    with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(cache), suffix=".tmp", delete=False) as handle:
         json.dump(frames, handle)
+    os.replace(handle.name, cache)
     return frames
 
 
