@@ -149,6 +149,14 @@ public enum PresetKeys {
         PresetOrdering(lower: "rhythm.preferred_minimum_bpm", upper: "rhythm.preferred_maximum_bpm"),
     ]
 
+    /// Keys an earlier version wrote that no longer change anything, each with what took its
+    /// place. Every preset and NSM session state file that Spectrum writes holds every key, so
+    /// these are read and ignored: a session saved before still opens, and its next save leaves
+    /// them out.
+    public static let retired: [(path: String, replacement: String)] = [
+        ("pitch.membrane_decay_db_per_second", "pitch.membrane_rise_db"),
+    ]
+
     /// Section names in table order, without repeats.
     public static var sections: [String] {
         var seen: [String] = []

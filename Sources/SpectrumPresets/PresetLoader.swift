@@ -56,6 +56,7 @@ public enum PresetLoader {
         var result: [(AnalysisOverrides.Assignment, Int?)] = []
         for (keyNode, valueNode) in entries {
             let keyName = keyNode.string ?? describe(keyNode)
+            if PresetKeys.retired.contains(where: { $0.path == "\(sectionName).\(keyName)" }) { continue }
             guard let key = keys.first(where: { $0.name == keyName }) else {
                 throw PresetError(file: file, line: keyNode.mark?.line, key: "\(keyPrefix)\(sectionName).\(keyName)",
                                   expected: "one of \(keys.map(\.name).joined(separator: ", "))", got: "an unknown key")
