@@ -279,6 +279,9 @@ struct PitchDetector: ~Copyable {
     /// One raw estimate from the newest window of `history`; call once per hop. Real-time safe.
     @_noLocks
     mutating func detect(history: borrowing SampleHistory) -> RawPitch {
+        #if SPECTRUM_PITCH_TRACE
+        _unsafePerformance { PitchGateTrace.startHop() }
+        #endif
         let estimate = estimate(history: history)
         noiseWeighting.endHop(noteRead: estimate.frequencyHz > 0)
         return estimate
@@ -390,6 +393,19 @@ struct PitchDetector: ~Copyable {
         guard !isMainsHum(frequencyHz), frequencyRangeHz.contains(frequencyHz) else { return unvoiced() }
         noisePower = meanSquare * (1 - min(max(top * keptShare, 0), 1))
         let halvesStep = halvesStepDecibels(periodFrames: periodFrames)
+        #if SPECTRUM_PITCH_TRACE
+        let share = fundamentalShare(frequencyHz: frequencyHz, spectrum: kept, energy: energy)
+        let evidence = PitchGateTrace.Evidence(
+            frequencyHz: frequencyHz, correlation: top, energyRatio: energy / earlierEnergy,
+            decayEvidence: decayEvidence(frequencyHz: frequencyHz, energyRatio: energyRatio),
+            continuesPreviousReading: continuesPreviousReading(frequencyHz),
+            hitEvidence: hitEvidence(halvesStepDecibels: halvesStep, periodFrames: periodFrames), halvesStepDecibels: halvesStep,
+            isStroke: isStroke(correlation: top, halvesStepDecibels: halvesStep, periodFrames: periodFrames), fundamentalShare: share,
+            membraneEvidence: membraneEvidence(correlation: top, frequencyHz: frequencyHz, spectrum: kept,
+                                               energy: energy, earlierEnergy: earlierEnergy),
+            pitchFalls: fallen)
+        _unsafePerformance { PitchGateTrace.write(evidence) }
+        #endif
         guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen else { return unvoiced() }
         guard !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
               !isStroke(correlation: top, halvesStepDecibels: halvesStep, periodFrames: periodFrames) else {
@@ -568,17 +584,32 @@ struct PitchDetector: ~Copyable {
     /// have no reading before them.
     @_noLocks
     private func decaysTooFast(frequencyHz: Float, energyRatio: Float) -> Bool {
-        guard energyRatio < percussiveEnergyRatio else { return false }
+        decayEvidence(frequencyHz: frequencyHz, energyRatio: energyRatio) > 1
+    }
+
+    /// `decaysTooFast`'s evidence against its limit: the decay (in dB) over the decay allowed
+    /// at this pitch, so 1 is the limit; for a note read on the hop before whose fundamental is
+    /// measured, the lesser of the window's and the fundamental's. 0 when the window's energy
+    /// does not fall as fast as the base rate allows at any pitch.
+    @_noLocks
+    private func decayEvidence(frequencyHz: Float, energyRatio: Float) -> Float {
+        guard energyRatio < percussiveEnergyRatio else { return 0 }
         let base = percussiveEnergyRatio, exponent = max(1, frequencyHz / Self.decayCornerHz)
-        let allowedRatio = _unsafePerformance { powf(base, exponent) }
-        guard energyRatio < allowedRatio else { return false }
+        // ln(ratio) / ln(base^exponent): both logarithms negative (base < 1).
+        let window = _unsafePerformance { logf(energyRatio) / (exponent * logf(base)) }
         // The fundamental decays as fast (a drum's body), or the window's fall is something
         // else's: an attack's transient, the high partials, the last note fading.
-        let continues = previousFrequencyHz > 0 && frequencyHz < previousFrequencyHz * Self.semitoneRatio
+        guard window > 1, continuesPreviousReading(frequencyHz), let fundamentalBase = percussiveFundamentalRatio,
+              let fundamentalRatio = fundamentalDecayRatio(frequencyHz: frequencyHz) else { return window }
+        let fundamental = _unsafePerformance { logf(fundamentalRatio) / (exponent * logf(fundamentalBase)) }
+        return min(window, fundamental)
+    }
+
+    /// Whether `frequencyHz` lies within a semitone of the previous hop's reading.
+    @_noLocks
+    private func continuesPreviousReading(_ frequencyHz: Float) -> Bool {
+        previousFrequencyHz > 0 && frequencyHz < previousFrequencyHz * Self.semitoneRatio
             && previousFrequencyHz < frequencyHz * Self.semitoneRatio
-        guard continues, let fundamentalBase = percussiveFundamentalRatio,
-              let fundamentalRatio = fundamentalDecayRatio(frequencyHz: frequencyHz) else { return true }
-        return fundamentalRatio < _unsafePerformance { powf(fundamentalBase, exponent) }
     }
 
     /// The power at `frequencyHz` (the bin nearest it and its neighbours in the long window's
@@ -629,9 +660,16 @@ struct PitchDetector: ~Copyable {
     /// as a whole, and so the look-back of `decaysTooFast`, has not fallen yet.
     @_noLocks
     private func holdsHit(halvesStepDecibels step: Float, periodFrames: Float) -> Bool {
+        hitEvidence(halvesStepDecibels: step, periodFrames: periodFrames) > 1
+    }
+
+    /// `holdsHit`'s evidence against its limit: the fall from the oldest half to the newest
+    /// over the fall allowed between them (1 = the limit; negative for a rise).
+    @_noLocks
+    private func hitEvidence(halvesStepDecibels step: Float, periodFrames: Float) -> Float {
         let seconds = Float(long.windowFrames - halvesSpanFrames(periodFrames: periodFrames)) / sampleRateHz
         let limit = hitDecayDecibelsPerSecond * max(1, sampleRateHz / periodFrames / Self.decayCornerHz)
-        return -step > limit * seconds
+        return -step / (limit * seconds)
     }
 
     /// Whether the window holds a stroke rather than a note: it repeats at its period no better
@@ -697,19 +735,20 @@ struct PitchDetector: ~Copyable {
     @_noLocks
     private func isMembrane(correlation: Float, frequencyHz: Float, spectrum: UnsafePointer<fftwf_complex>,
                             energy: Float, earlierEnergy: Float) -> Bool {
-        guard membraneFundamentalShare > 0, energy > 0, earlierEnergy > 0, correlation < 1 else { return false }
+        membraneEvidence(correlation: correlation, frequencyHz: frequencyHz, spectrum: spectrum,
+                         energy: energy, earlierEnergy: earlierEnergy) > 1
+    }
+
+    /// `isMembrane`'s score (above 1: a membrane); 0 where the fundamental's share is too small
+    /// or the term is off.
+    @_noLocks
+    private func membraneEvidence(correlation: Float, frequencyHz: Float, spectrum: UnsafePointer<fftwf_complex>,
+                                  energy: Float, earlierEnergy: Float) -> Float {
+        guard membraneFundamentalShare > 0, energy > 0, earlierEnergy > 0, correlation < 1 else { return 0 }
         // Any rise at all vetoes when the rise term is off (0).
-        guard membraneRiseDecibels > 0 || energy < earlierEnergy else { return false }
-        let binHz = sampleRateHz / Float(long.fftSize), lastBin = long.fftSize / 2 - 1
-        let halfWidthHz = min(membraneLobeHalfWidthHz, frequencyHz / 2)
-        let lowest = max(1, Int(_unsafePerformance { ceilf((frequencyHz - halfWidthHz) / binHz) }))
-        let highest = min(lastBin, Int((frequencyHz + halfWidthHz) / binHz))
-        guard lowest <= highest else { return false }
-        var fundamental: Float = 0
-        for bin in lowest...highest { fundamental += power(spectrum[bin]) }
-        // Parseval for the unnormalised real transform: the bins between DC and Nyquist count twice.
-        let share = min(1, 2 * fundamental / (Float(long.fftSize) * energy))
-        guard share > membraneFundamentalShare else { return false }
+        guard membraneRiseDecibels > 0 || energy < earlierEnergy else { return 0 }
+        let share = fundamentalShare(frequencyHz: frequencyHz, spectrum: spectrum, energy: energy)
+        guard share > membraneFundamentalShare else { return 0 }
         // One score: the share of the energy beyond the fundamental that does not repeat, the
         // body's mean glide down since the glide started (`pitchFalls`: the energy's last rise)
         // and the window's energy rise, each against its own limit.
@@ -722,7 +761,23 @@ struct PitchDetector: ~Copyable {
         if membraneRiseDecibels > 0, energy > earlierEnergy {
             score -= 10 * _unsafePerformance { log10f(energy / earlierEnergy) } / membraneRiseDecibels
         }
-        return score > 1
+        return score
+    }
+
+    /// The share of the long window's energy (`energy`, its sum of squares; `spectrum` its
+    /// transform before squaring) in the bins within `membraneLobeHalfWidthHz` (at most half
+    /// the pitch) of `frequencyHz`: the fundamental's main lobe. 0 when no bin lies there.
+    @_noLocks
+    private func fundamentalShare(frequencyHz: Float, spectrum: UnsafePointer<fftwf_complex>, energy: Float) -> Float {
+        let binHz = sampleRateHz / Float(long.fftSize), lastBin = long.fftSize / 2 - 1
+        let halfWidthHz = min(membraneLobeHalfWidthHz, frequencyHz / 2)
+        let lowest = max(1, Int(_unsafePerformance { ceilf((frequencyHz - halfWidthHz) / binHz) }))
+        let highest = min(lastBin, Int((frequencyHz + halfWidthHz) / binHz))
+        guard lowest <= highest, energy > 0 else { return 0 }
+        var fundamental: Float = 0
+        for bin in lowest...highest { fundamental += power(spectrum[bin]) }
+        // Parseval for the unnormalised real transform: the bins between DC and Nyquist count twice.
+        return min(1, 2 * fundamental / (Float(long.fftSize) * energy))
     }
 
     /// Whether the pitch read this hop, `frequencyHz`, is a drum's body gliding down as it rings:
