@@ -218,6 +218,15 @@ public struct PitchConfiguration: Sendable, Equatable {
     /// frames, 400 and 600 a few more for many more sung frames (docs/accuracy.md, Pitch,
     /// finding 26). 0 = off (the aperiodic share alone).
     public var membraneGlideCentsPerSecond: Double = 800
+    /// Once a drum is found — its stroke or hit in the window (`.stroke`) or its body gliding
+    /// down (`fallingPitchCents`) — what rings on is that drum until the next attack (the
+    /// window's energy rising 1.5 dB over ~50 ms), for at most this many seconds: no note. A
+    /// tom's tail, once its glide has flattened and its modes have died, is a near-pure tone
+    /// that repeats like a string's; its stroke is what told it. Two exceptions: the note read
+    /// within ~100 ms before the drum was found (a drum struck over a held note: it goes on),
+    /// and a window full of steady noise (where a new note's attack may not show as a rise).
+    /// Chosen on the tuning part (docs/accuracy.md, Pitch, finding 43). 0 = off.
+    public var drumRingSeconds: Double = 1
     /// A4 in Hz; 415–466 allowed.
     public var referenceHz: Double = 440
     /// Semitones the player's written note lies above the sounding one (B♭ instrument: 2, E♭

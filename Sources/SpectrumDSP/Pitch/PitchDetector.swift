@@ -7,7 +7,8 @@ import SpectrumCore
 ///
 /// Each hop: gates (silence, the input's noise floor, mains hum, a fast decay, a hit in the
 /// window, an aperiodic stroke dying in it, a near-pure membrane whose other energy
-/// does not repeat, a pitch falling since the last energy rise: a drum), the first key
+/// does not repeat, a pitch falling since the last energy rise: a drum; and until the next
+/// attack, what rings on after a drum was found), the first key
 /// maximum of the correlation of the long window (2.2 periods of the lowest note) and the reading of a
 /// short window (2.2 periods of 150 Hz, the newest 14.7 ms), one scored octave decision among
 /// the first key maximum, its octave below (or the held note there), its octave above (a note
@@ -90,6 +91,14 @@ struct PitchDetector: ~Copyable {
     private var glideHops = 0
     /// Whether this glide has been found to be a drum's body: it stays one until it starts again.
     private var glideIsDrum = false
+    /// `drumRingSeconds` in hops (0 = off), and the hops left of the drum found last: until the
+    /// next attack, or 0, what rings on is that drum (`ringsOnAfterDrum`).
+    private let drumRingHops: Int
+    private var drumRingHopsLeft = 0
+    /// The period of the note read within `drumNoteMemoryHops` before the drum was found (0 =
+    /// none): a note the drum was struck over, which goes on; and of the last note read.
+    private var noteUnderDrumPeriodFrames: Float = 0
+    private var lastNotePeriodFrames: Float = 0
     /// The lowest pitch read since the last attack (an energy rise of `octaveHoldReleaseRatio`
     /// over the decay look-back, a larger step or a hop without any pitch), and whether the
     /// pitch has since risen by more than `fallingPitchRiseRatio` above it: a vibrato.
@@ -100,6 +109,8 @@ struct PitchDetector: ~Copyable {
     private let decayLookbackHops: Int
     /// `establishedNoteSeconds` in hops.
     private let establishedHops: Int
+    /// `drumNoteMemorySeconds` in hops.
+    private let drumNoteMemoryHops: Int
     /// Window energies of the last `decayLookbackHops` hops, a ring (0 = none yet).
     private let recentEnergies: RealtimeBuffer
     private var recentEnergyIndex = 0
@@ -186,6 +197,10 @@ struct PitchDetector: ~Copyable {
     /// fall; shorter blocks of a high note would scatter with its phase and noise.
     static let strokeBlockMinimumSeconds: Float = 0.005
 
+    /// ~100 ms of hops: a note read this recently before a drum was found is a note the drum was
+    /// struck over.
+    static let drumNoteMemorySeconds = 0.1
+
     /// The short window's lowest note: 2.2 periods of it are 14.7 ms.
     static let shortWindowLowestHz = 150.0
     /// r the short window's estimate must reach: with fewer periods in it, noise and a note's
@@ -252,6 +267,8 @@ struct PitchDetector: ~Copyable {
         membraneAperiodicShare = Float(configuration.membraneAperiodicShare)
         membraneRiseDecibels = Float(configuration.membraneRiseDecibels)
         membraneGlideCentsPerHop = Float(configuration.membraneGlideCentsPerSecond * hopSeconds)
+        drumRingHops = Int((configuration.drumRingSeconds / hopSeconds).rounded())
+        drumNoteMemoryHops = max(1, Int((Self.drumNoteMemorySeconds / hopSeconds).rounded()))
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
@@ -304,6 +321,7 @@ struct PitchDetector: ~Copyable {
         hopsSinceEstablished += 1
         let attack = energy > earlierEnergy * Self.octaveHoldReleaseRatio
         if hopsSinceVoiced > decayLookbackHops || attack { heldPeriodFrames = 0; heldHops = 0 }
+        drumRingHopsLeft = attack ? 0 : max(0, drumRingHopsLeft - 1)
         if hopsSinceEstablished > decayLookbackHops || attack { establishedPeriodFrames = 0 }
         recentEnergies[recentEnergyIndex] = energy
         recentEnergyIndex = (recentEnergyIndex + 1) % decayLookbackHops
@@ -378,8 +396,11 @@ struct PitchDetector: ~Copyable {
         }
         pastReadingsHz[pastSpectrumIndex] = winner.kind == OctaveDecision.Kind.shortWindow ? shortEstimate?.frequencyHz ?? 0 : sampleRateHz / winner.periodFrames
         if winner.kind == OctaveDecision.Kind.shortWindow, let shortEstimate {
-            guard !pitchFalls(shortEstimate.frequencyHz, energy: energy, earlierEnergy: earlierEnergy),
-                  frequencyRangeHz.contains(shortEstimate.frequencyHz) else { return unvoiced() }
+            guard !pitchFalls(shortEstimate.frequencyHz, energy: energy, earlierEnergy: earlierEnergy) else {
+                foundDrum()
+                return unvoiced()
+            }
+            guard frequencyRangeHz.contains(shortEstimate.frequencyHz), !ringsOnAfterDrum(shortEstimate.frequencyHz) else { return unvoiced() }
             return shortWindowEstimate(shortEstimate, energyRatio: energyRatio)
         }
         let top = long.interpolatedPeak(at: winner.lag).height
@@ -403,15 +424,22 @@ struct PitchDetector: ~Copyable {
             isStroke: isStroke(correlation: top, halvesStepDecibels: halvesStep, periodFrames: periodFrames), fundamentalShare: share,
             membraneEvidence: membraneEvidence(correlation: top, frequencyHz: frequencyHz, spectrum: kept,
                                                energy: energy, earlierEnergy: earlierEnergy),
-            pitchFalls: fallen)
+            pitchFalls: fallen, ringsOnAfterDrum: ringsOnAfterDrum(frequencyHz))
         _unsafePerformance { PitchGateTrace.write(evidence) }
         #endif
-        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio), !fallen else { return unvoiced() }
+        guard !ringsOnAfterDrum(frequencyHz) else { return unvoiced() }
+        // A stroke or hit first: found whatever else refuses the hop, it marks the drum.
         guard !holdsHit(halvesStepDecibels: halvesStep, periodFrames: periodFrames),
               !isStroke(correlation: top, halvesStepDecibels: halvesStep, periodFrames: periodFrames) else {
+            foundDrum()
             _ = unvoiced()
             return .stroke
         }
+        guard !fallen else {
+            foundDrum()
+            return unvoiced()
+        }
+        guard !decaysTooFast(frequencyHz: frequencyHz, energyRatio: energyRatio) else { return unvoiced() }
         guard !isMembrane(correlation: top, frequencyHz: frequencyHz, spectrum: kept, energy: energy, earlierEnergy: earlierEnergy) else {
             return unvoiced()
         }
@@ -542,7 +570,10 @@ struct PitchDetector: ~Copyable {
         _ = unvoiced()
         let periodFrames = sampleRateHz / estimate.frequencyHz
         guard !decaysTooFast(frequencyHz: estimate.frequencyHz, energyRatio: energyRatio) else { return .unvoiced }
-        guard !holdsHit(halvesStepDecibels: halvesStepDecibels(periodFrames: periodFrames), periodFrames: periodFrames) else { return .stroke }
+        guard !holdsHit(halvesStepDecibels: halvesStepDecibels(periodFrames: periodFrames), periodFrames: periodFrames) else {
+            foundDrum()
+            return .stroke
+        }
         hold(sampleRateHz / estimate.frequencyHz)
         return estimate
     }
@@ -833,6 +864,7 @@ struct PitchDetector: ~Copyable {
         let continues = heldPeriodFrames > 0 && abs(periodFrames / heldPeriodFrames - 1) < 0.06
         heldHops = continues ? heldHops + 1 : 0
         heldPeriodFrames = periodFrames
+        lastNotePeriodFrames = periodFrames
         if continues { establishedPeriodFrames = periodFrames; hopsSinceEstablished = 0 }
         hopsSinceVoiced = 0
     }
@@ -910,6 +942,27 @@ struct PitchDetector: ~Copyable {
         let resolvable = Double(count) / (4 * Double(period)) >= Double(octave.partialReferenceMinimumBins)
         // Negative: the power at f does not stand out of the noise (`fundamentalPowerRatio`).
         return resolvable && fundamentalPower < referencePower * Double(octave.partialOverReferenceRatio) ? -ratio : ratio
+    }
+
+    /// A drum was found this hop (a stroke or hit in the window, its body gliding down): what
+    /// rings on is that drum until the next attack, for at most `drumRingHops`. The note read
+    /// just before it, if any, is one the drum was struck over.
+    @_noLocks
+    private mutating func foundDrum() {
+        if drumRingHopsLeft == 0 {
+            noteUnderDrumPeriodFrames = hopsSinceVoiced <= drumNoteMemoryHops ? lastNotePeriodFrames : 0
+        }
+        drumRingHopsLeft = drumRingHops
+    }
+
+    /// Whether `frequencyHz` is the ring of the drum found last (`foundDrum`): no attack since,
+    /// not the note read just before the drum (within a semitone), and the window not full of
+    /// steady noise, where a new note's attack may not rise above the noise.
+    @_noLocks
+    private func ringsOnAfterDrum(_ frequencyHz: Float) -> Bool {
+        guard drumRingHopsLeft > 0, !noiseWeighting.holdsSteadyNoise else { return false }
+        let underPeriod = noteUnderDrumPeriodFrames, period = sampleRateHz / frequencyHz
+        return !(underPeriod > 0 && period < underPeriod * Self.semitoneRatio && underPeriod < period * Self.semitoneRatio)
     }
 
     /// No estimate this hop: the stored spectra and corrections no longer run on.
@@ -1001,6 +1054,9 @@ struct PitchDetector: ~Copyable {
         glideReadThisHop = false
         glideHops = 0
         glideIsDrum = false
+        drumRingHopsLeft = 0
+        noteUnderDrumPeriodFrames = 0
+        lastNotePeriodFrames = 0
         glideLowestHz = 0
         glideTurnedUp = false
         spectraInARow = 0

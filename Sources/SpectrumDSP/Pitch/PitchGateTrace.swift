@@ -22,6 +22,8 @@ enum PitchGateTrace {
         var fundamentalShare: Float
         var membraneEvidence: Float
         var pitchFalls: Bool
+        /// The ring of a drum found since the last attack (`PitchDetector.ringsOnAfterDrum`).
+        var ringsOnAfterDrum: Bool
     }
 
     nonisolated(unsafe) private static var file: UnsafeMutablePointer<FILE>? = getenv("SPECTRUM_PITCH_TRACE").flatMap { fopen($0, "w") }
@@ -34,7 +36,7 @@ enum PitchGateTrace {
         let e = evidence
         let fields: [Float] = [e.frequencyHz, e.correlation, e.energyRatio, e.decayEvidence, e.continuesPreviousReading ? 1 : 0,
                                e.hitEvidence, e.halvesStepDecibels, e.isStroke ? 1 : 0, e.fundamentalShare, e.membraneEvidence,
-                               e.pitchFalls ? 1 : 0]
+                               e.pitchFalls ? 1 : 0, e.ringsOnAfterDrum ? 1 : 0]
         fputs(([String(hop)] + fields.map { String($0) }).joined(separator: " ") + "\n", file)
         fflush(file)
     }
