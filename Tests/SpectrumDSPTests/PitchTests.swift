@@ -688,7 +688,8 @@ import SpectrumCore
     /// read (docs/accuracy.md, Pitch, findings 41–43). Once the drum is found, what rings on is
     /// that drum until the next attack (`pitch.drum_ring_seconds`): from 100 ms after each of the
     /// 4 strokes no frame has a note (at most 4 asserted); without it (`drumRingSeconds = 0`) 40
-    /// of each tom's 120 do at 44.1, 48 and 96 kHz (at least 30 asserted), so the class exists.
+    /// of each tom's 120 do at 44.1, 48 and 96 kHz (at least 30 asserted), so the class exists;
+    /// with the falling-pitch term off 72–84 do (the glide is what finds these drums).
     @Test(arguments: sampleRates)
     func tomsBeatingAsTheyRingGiveNoNoteUntilTheNextStroke(sampleRateHz: Double) throws {
         let toms = [0.08, 0.12].map { glideSeconds in
