@@ -87,8 +87,13 @@ enum HopCost {
                       framePoint: Statistics(samples: framePoint), whole: Statistics(samples: whole))
     }
 
+    /// Hops per block for the quietest-block rows: 400 hops are ~7 s of audio, long enough to
+    /// average a hop's own variation, short enough that a quiet stretch of the shared host fits.
+    static let quietBlockHops = 400
+
     /// Markdown rows: per sample rate, the spectrum stage alone (tuner and rhythm off), the
-    /// rhythm's and the tuner's shares, each point of the full analysis, and the whole hop.
+    /// rhythm's and the tuner's shares (also from the quietest blocks, closest to the host to
+    /// itself), each point of the full analysis, and the whole hop.
     static func table(hops: Int) throws -> String {
         var rows = ["| rate | part | hops | mean µs | p50 µs | p99 µs | max µs | mean, % of one core |",
                     "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -112,6 +117,9 @@ enum HopCost {
             rows.append(row("spectrum stage: window, 2 FFTs, bands, dB, auto-level, smoothing, level, waveform (tuner and rhythm off)", spectrumStage))
             rows.append(row("onsets, tempo, beats (mean difference, rhythm on − off)", Statistics(samples: [rhythm.spectrumPoint.mean - plain.spectrumPoint.mean]), percentiles: false))
             rows.append(row("tuner (mean difference, tuner on − off)", Statistics(samples: [full.framePoint.mean - rhythm.framePoint.mean]), percentiles: false))
+            rows.append(row("tuner (difference of the quietest \(quietBlockHops)-hop blocks' means, tuner on − off)",
+                            Statistics(samples: [full.framePoint.quietestBlockMean(blockSize: quietBlockHops) - rhythm.framePoint.quietestBlockMean(blockSize: quietBlockHops)]),
+                            percentiles: false))
             rows.append(row("sample intake: history, bass decimation, peak, hat transients", full.intake))
             rows.append(row("all analyses, at the spectrum point (spectrum, onsets, tempo, beats)", full.spectrumPoint))
             rows.append(row("all analyses, at the hop's end (level, waveform, tuner)", full.framePoint))
@@ -134,6 +142,9 @@ enum HopCost {
                                             signal: noisy.signal, measuredFromFrame: noisy.noteStartFrame, resetsEachLoop: true)
                 rows.append(row("tuner on a note in pink noise at −3 dB SNR after 2 s of the noise alone (the second look on every hop; mean difference, tuner on − off)",
                                 Statistics(samples: [noisyFull.framePoint.mean - noisyWithout.framePoint.mean]), percentiles: false))
+                rows.append(row("the same, the quietest \(quietBlockHops)-hop blocks' means, tuner on − off",
+                                Statistics(samples: [noisyFull.framePoint.quietestBlockMean(blockSize: quietBlockHops) - noisyWithout.framePoint.quietestBlockMean(blockSize: quietBlockHops)]),
+                                percentiles: false))
                 rows.append(row("hop's end on that note in pink noise (level, waveform, tuner)", noisyFull.framePoint))
             }
         }

@@ -10,6 +10,14 @@ struct Statistics {
         guard !sorted.isEmpty else { return 0 }
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
     }
+    /// The mean of the quietest run of `blockSize` consecutive samples (the mean of all when
+    /// there are fewer): on a shared host, other work lands on some runs and not others, and
+    /// the quietest run is closest to the cost with the host to itself.
+    func quietestBlockMean(blockSize: Int) -> Double {
+        guard samples.count > blockSize else { return mean }
+        return stride(from: 0, through: samples.count - blockSize, by: blockSize)
+            .map { samples[$0 ..< $0 + blockSize].reduce(0, +) / Double(blockSize) }.min() ?? mean
+    }
 }
 
 /// CLOCK_MONOTONIC in nanoseconds (vDSO: no system call).
