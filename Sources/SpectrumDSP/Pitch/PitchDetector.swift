@@ -956,8 +956,10 @@ struct PitchDetector: ~Copyable {
     }
 
     /// Whether `frequencyHz` is the ring of the drum found last (`foundDrum`): no attack since,
-    /// not the note read just before the drum (within a semitone), and the window not full of
-    /// steady noise, where a new note's attack may not rise above the noise.
+    /// not the note read just before the drum (within a semitone), and no steady noise, where a
+    /// new note's attack may not rise above the noise. "No steady noise" is the verdict of the
+    /// last hop that took the second look (`NoiseWeighting.holdsSteadyNoise` is measured only
+    /// there), which may be hops or seconds old; finding 43 chose the ring with it so.
     @_noLocks
     private func ringsOnAfterDrum(_ frequencyHz: Float) -> Bool {
         guard drumRingHopsLeft > 0, !noiseWeighting.holdsSteadyNoise else { return false }
