@@ -120,7 +120,10 @@ struct NormalisedAutocorrelation: ~Copyable {
         let sum = realtimeSum(runs.first, count: runs.firstCount) + realtimeSum(runs.second, count: runs.secondCount)
         let mean = sum / Float(count)
         for index in 0..<runs.firstCount { input[index] = runs.first[index] - mean }
-        for index in 0..<runs.secondCount { input[runs.firstCount + index] = runs.second[index] - mean }
+        // Through a pointer to the second run's start: an index offset inside the loop is
+        // overflow-checked per sample, which keeps the loop from being vectorised.
+        let secondInput = input + runs.firstCount
+        for index in 0..<runs.secondCount { secondInput[index] = runs.second[index] - mean }
         return (mean, realtimeDotProduct(input, input, count: count))
     }
 
@@ -274,7 +277,7 @@ struct NormalisedAutocorrelation: ~Copyable {
             signedSquares[lag] = product > 0 ? numerator * abs(numerator) / product : 0
             lag += 1
         }
-        return highestSignedSquare()
+        return highestSignedSquare(from: minimumLag)
     }
 
     /// Four values in reverse order.
@@ -293,11 +296,11 @@ struct NormalisedAutocorrelation: ~Copyable {
         SIMD8(real[0], imaginary[0], real[1], imaginary[1], real[2], imaginary[2], real[3], imaginary[3])
     }
 
-    /// The highest signed square in minimumLag...maximumLag (−1 if all are lower), eight lags at a time.
+    /// The highest signed square in first...maximumLag (−1 if all are lower), eight lags at a time.
     @inline(__always) @_noLocks
-    private func highestSignedSquare() -> Float {
+    private func highestSignedSquare(from first: Int) -> Float {
         var lanes = SIMD8<Float>(repeating: -1)
-        var lag = minimumLag
+        var lag = first
         while lag + 8 <= maximumLag + 1 {
             let values = UnsafeRawPointer(signedSquares.base + lag).loadUnaligned(as: SIMD8<Float>.self)
             lanes.replace(with: values, where: values .> lanes)
@@ -317,13 +320,9 @@ struct NormalisedAutocorrelation: ~Copyable {
     /// (a note's bands left by `NoiseWeighting`). Real-time safe.
     @_noLocks
     func highestAfterFirstDip() -> Float {
-        var highest: Float = -1, dipped = false
-        for lag in 1...maximumLag {
-            let value = signedSquares[lag]
-            if value < 0 { dipped = true }
-            if dipped, lag >= minimumLag, value > highest { highest = value }
-        }
-        return highest
+        var dip = 1
+        while dip <= maximumLag && signedSquares[dip] >= 0 { dip += 1 }
+        return highestSignedSquare(from: max(dip, minimumLag))
     }
 
     /// The first local maximum, after the correlation has once dipped below zero, whose r

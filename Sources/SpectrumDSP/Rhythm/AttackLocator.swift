@@ -59,7 +59,10 @@ struct AttackLocator: ~Copyable {
         let total = samples.count
         let runs = history.latestRuns(total)
         for index in 0..<runs.firstCount { samples[index] = runs.first[index] }
-        for index in 0..<runs.secondCount { samples[runs.firstCount + index] = runs.second[index] }
+        // Through a pointer to the second run's start (an offset index is overflow-checked per
+        // sample, which keeps the loop from being vectorised).
+        let secondSamples = samples.base + runs.firstCount
+        for index in 0..<runs.secondCount { secondSamples[index] = runs.second[index] }
         let blockCount = blockLogPeaks.count
         for block in 0..<blockCount {
             var peak = Self.magnitudeFloor

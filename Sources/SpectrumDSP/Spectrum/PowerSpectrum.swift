@@ -76,8 +76,11 @@ struct PowerSpectrum: ~Copyable {
         for index in 0..<runs.firstCount {
             input[index] = window[index] * runs.first[index]
         }
+        // Through pointers to the second run's start (an offset index is overflow-checked per
+        // sample, which keeps the loop from being vectorised).
+        let secondInput = input + runs.firstCount, secondWindow = window.base + runs.firstCount
         for index in 0..<runs.secondCount {
-            input[runs.firstCount + index] = window[runs.firstCount + index] * runs.second[index]
+            secondInput[index] = secondWindow[index] * runs.second[index]
         }
         // 2) FFT.
         let plan = self.plan
