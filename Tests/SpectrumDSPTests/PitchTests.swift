@@ -976,6 +976,35 @@ import SpectrumCore
         }
     }
 
+    /// A note in pink noise louder than it (−3 dB SNR, where every hop takes the second look),
+    /// then the noise stops as a new note starts, as loud as the noise was: the short window
+    /// hears the new note within two hops, as `aNoteAfterNoiseShowsWithinTwoHops` after white
+    /// noise. In steady noise the short window is computed only when its newest samples change
+    /// (`ShortWindowRecheck`); skipped on every such hop, the new note showed 3–4 hops in.
+    @Test(arguments: sampleRates)
+    func aNoteAfterANoteInLoudNoiseThatStopsShowsWithinTwoHops(sampleRateHz: Double) throws {
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let hopFrames = Int((sampleRateHz / 60).rounded()), leadFrames = Int(1.5 * sampleRateHz)
+        func rms(_ signal: [Float]) -> Float { (signal.reduce(0) { $0 + $1 * $1 } / Float(signal.count)).squareRoot() }
+        let noise = TestSignals.pinkNoise(sampleRateHz: sampleRateHz, seconds: 1.5, seed: 40)
+        func tone(_ note: Int, frames: Int, decibelsOverNoise: Float) -> [Float] {
+            let tone = TestSignals.harmonicTone(fundamentalHz: TestSignals.frequencyHz(midiNote: Double(note)), harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05],
+                                                sampleRateHz: sampleRateHz, seconds: Double(frames) / sampleRateHz)
+            let scale = rms(noise) / rms(tone) * powf(10, decibelsOverNoise / 20)
+            return tone.map { $0 * scale }
+        }
+        for (held, next) in [(45, 57), (57, 64), (64, 81)] {
+            let signal = zip(noise, tone(held, frames: leadFrames, decibelsOverNoise: -3)).map { $0 + $1 }
+                + tone(next, frames: Int(0.3 * sampleRateHz), decibelsOverNoise: 0)
+            analyzer.reset()
+            let frames = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [hopFrames])
+            // Frame `noteStart` ends where the new note starts; two hops later 33 ms of it.
+            let noteStart = frames.firstIndex { $0.streamFrame >= Int64(leadFrames) }!
+            let shown = frames[noteStart + 2].pitch
+            #expect(shown.noteNumber == Int32(next), "MIDI \(held) then \(next) at \(sampleRateHz) Hz: 2 hops in, \(shown.hasNote ? "\(shown.noteNumber)" : "no note")")
+        }
+    }
+
     /// Notes in pink noise nearly as loud as they are (2 dB SNR, RMS against RMS): the
     /// window's correlation at the period is then about 0.55–0.75, under the old threshold of
     /// 0.75 (0–10 of 50 frames read), and the note is read on most frames (43–50 of 50),

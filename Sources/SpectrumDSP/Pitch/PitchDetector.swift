@@ -160,6 +160,12 @@ struct PitchDetector: ~Copyable {
     /// The long window's spectrum weighed against the input's steady noise before its
     /// correlation (`NoiseWeighting`): a note in loud noise correlates as the note.
     private var noiseWeighting: NoiseWeighting
+    /// Whether this hop took the second look (`NoiseWeighting.weigh`), and so refreshed
+    /// `NoiseWeighting.holdsSteadyNoise`.
+    private var tookSecondLook = false
+    /// Skips the short window's correlation while its newest samples stay the steady noise it
+    /// last read nothing in (`ShortWindowRecheck`).
+    private var shortWindowRecheck = ShortWindowRecheck()
 
     /// The noise floor before any window was quieter: the gate starts near −64 dBFS (a window
     /// holding −3 dB of the floor's power above it), so a hum or hiss quieter than that from
@@ -309,6 +315,8 @@ struct PitchDetector: ~Copyable {
     private mutating func estimate(history: borrowing SampleHistory) -> RawPitch {
         // 1) The long window with its mean removed (Pearson), and its energy.
         let (mean, energy) = long.load(history)
+        let steadyNoiseBefore = tookSecondLook && noiseWeighting.holdsSteadyNoise
+        tookSecondLook = false
         let spectraBefore = spectraInARow
         spectraInARow = 0
         if !glideReadThisHop { glidePreviousHz = 0 }
@@ -360,11 +368,14 @@ struct PitchDetector: ~Copyable {
         let energyRatio = decaying ? energy / earlierEnergy : 1
         var lag = highest >= confidenceThreshold * confidenceThreshold
             ? long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) : nil
-        let shortEstimate = shortWindowPitch(history: history)
+        // In steady noise (the last hop took the second look in a window the noise filled) the
+        // short window is read again only when its newest samples change.
+        let shortEstimate = shortWindowPitch(history: history, inSteadyNoise: lag == nil && steadyNoiseBefore)
         var keptShare: Float = 1
         // Not when the short window reads a note: its newest 14.7 ms are then a clean note
         // after something else (noise that has just stopped), not a note in steady noise.
         if lag == nil, shortEstimate == nil {
+            tookSecondLook = true
             if let share = noiseWeighting.weigh(long.powers) {
                 keptShare = share
                 highest = long.correlatePowers(keptShare: share)
@@ -579,10 +590,29 @@ struct PitchDetector: ~Copyable {
     }
 
     /// The short window's first key maximum at `shortWindowConfidence`, interpolated; nil if
-    /// none.
+    /// none. `inSteadyNoise`: not computed (nil) while the window stays what it was on the last
+    /// hop it read nothing in steady noise (`ShortWindowRecheck`).
     @_noLocks
-    private func shortWindowPitch(history: borrowing SampleHistory) -> RawPitch? {
+    private mutating func shortWindowPitch(history: borrowing SampleHistory, inSteadyNoise: Bool) -> RawPitch? {
         let (_, energy) = short.load(history)
+        guard inSteadyNoise else {
+            shortWindowRecheck.forget()
+            return shortWindowReading(energy: energy)
+        }
+        let slopeEnergy = ShortWindowRecheck.slopeEnergy(energy: energy, lagOneProduct: short.loadedProduct(from: 1, lag: 1, count: short.windowFrames - 1))
+        guard !shortWindowRecheck.isUnchanged(energy: energy, slopeEnergy: slopeEnergy) else { return nil }
+        let reading = shortWindowReading(energy: energy)
+        if reading == nil {
+            shortWindowRecheck.remember(energy: energy, slopeEnergy: slopeEnergy)
+        } else {
+            shortWindowRecheck.forget()
+        }
+        return reading
+    }
+
+    /// `shortWindowPitch`'s correlation of the loaded window (`energy` from `load`).
+    @_noLocks
+    private func shortWindowReading(energy: Float) -> RawPitch? {
         let highest = short.correlate(energy: energy, spectrumCopy: nil)
         guard highest >= Self.shortWindowConfidence * Self.shortWindowConfidence,
               let lag = short.firstKeyMaximum(threshold: Self.shortWindowConfidence, highest: highest) else { return nil }
@@ -1063,6 +1093,8 @@ struct PitchDetector: ~Copyable {
         glideTurnedUp = false
         spectraInARow = 0
         noiseWeighting.reset()
+        tookSecondLook = false
+        shortWindowRecheck.forget()
         _ = unvoiced()
     }
 }
