@@ -2,15 +2,15 @@ import Glibc
 
 /// Whether the short window's newest samples still sound as they did on the last hop its
 /// correlation read nothing in steady noise: then it would read nothing again, and its
-/// correlation (an FFT pair of 1,152 points at 48 kHz, ~3.5 µs of a hop in loud noise) is not
+/// correlation (an FFT pair of 1,152 points at 48 kHz, ~3 µs of a hop in loud noise) is not
 /// computed. The short window adds a reading only where the sound changes — a note's start, or
 /// noise that stops under a note — and in steady noise its 14.7 ms rarely correlate at r 0.8.
 ///
 /// Two energies of the window tell a change: its own (a note louder than the noise raises it;
 /// pink noise's low frequencies, a few periods in 14.7 ms, scatter it by ±2 dB from hop to hop)
 /// and its first difference's (the noise's high frequencies: steady within ±0.3 dB from hop to
-/// hop; noise that stops as a note starts drops it by 6–20 dB, even where the note is as loud
-/// as the noise was). Each is compared with the remembered hop's, not the last hop's, so a slow
+/// hop; pink noise that stops as a note as loud starts drops it by 3 dB for C7 to 24 dB for A2,
+/// a tone of four partials: `ShortWindowRecheckTests`). Each is compared with the remembered hop's, not the last hop's, so a slow
 /// drift is caught too. docs/dsp.md, Tuner, step 4 (short window).
 ///
 /// Real-time safe.
