@@ -10,10 +10,11 @@ import Glibc
 /// pink noise's low frequencies, a few periods in 14.7 ms, scatter it by ±2 dB from hop to hop)
 /// and its first difference's (the noise's high frequencies: steady within ±0.3 dB from hop to
 /// hop; pink noise that stops as a note as loud starts drops it by 3 dB for C7 to 24 dB for A2,
-/// a tone of four partials: `ShortWindowRecheckTests`). Each is compared with the remembered hop's, not the last hop's, so a slow
-/// drift is caught too. docs/dsp.md, Tuner, step 4 (short window).
+/// a tone of four partials: `ShortWindowRecheckTests`). Each is compared with the remembered
+/// hop's, not the last hop's, so a slow drift is caught too. docs/dsp.md, Tuner, step 4 (short
+/// window).
 ///
-/// Real-time safe.
+/// `init` is for the detector's set-up; the other methods are real-time safe.
 struct ShortWindowRecheck {
     struct Parameters {
         /// The window's energy may differ from the remembered one by this much (both ways)
