@@ -10,8 +10,8 @@ struct Statistics {
         guard !sorted.isEmpty else { return 0 }
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
     }
-    /// The mean of the quietest run of `blockSize` consecutive samples (the mean of all when
-    /// there are fewer): on a shared host, other work lands on some runs and not others, and
+    /// The lowest mean of the samples' consecutive, non-overlapping blocks of `blockSize` (the
+    /// mean of all when there are no more than that): on a shared host, other work lands on some runs and not others, and
     /// the quietest run is closest to the cost with the host to itself.
     func quietestBlockMean(blockSize: Int) -> Double {
         guard samples.count > blockSize else { return mean }

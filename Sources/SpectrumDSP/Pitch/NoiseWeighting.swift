@@ -68,6 +68,9 @@ struct NoiseWeighting: ~Copyable {
     /// Whether the band floors held `steadyNoiseFloorShare` of the power `weigh` measured last:
     /// the window is a note in steady noise, not a sound over quiet.
     private(set) var holdsSteadyNoise = false
+    /// Whether the last hop ended (`endHop`) having measured `holdsSteadyNoise` true: the
+    /// window held steady noise one hop ago, not some older hop's verdict.
+    private(set) var heldSteadyNoiseLastHop = false
 
     /// Sub-windows of the memory: the floor forgets a sub-window at a time.
     static let subWindowCount = 6
@@ -142,6 +145,7 @@ struct NoiseWeighting: ~Copyable {
     /// Real-time safe.
     @_noLocks
     mutating func endHop(noteRead: Bool) {
+        heldSteadyNoiseLastHop = measured && holdsSteadyNoise
         if measured && !noteRead {
             for band in 0..<bandCount { currentMinima[band] = min(currentMinima[band], bandPowers[band]) }
         }
@@ -166,5 +170,6 @@ struct NoiseWeighting: ~Copyable {
         subWindowIndex = 0
         measured = false
         holdsSteadyNoise = false
+        heldSteadyNoiseLastHop = false
     }
 }

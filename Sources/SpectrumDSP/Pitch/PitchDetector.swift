@@ -160,9 +160,6 @@ struct PitchDetector: ~Copyable {
     /// The long window's spectrum weighed against the input's steady noise before its
     /// correlation (`NoiseWeighting`): a note in loud noise correlates as the note.
     private var noiseWeighting: NoiseWeighting
-    /// Whether this hop took the second look (`NoiseWeighting.weigh`), and so refreshed
-    /// `NoiseWeighting.holdsSteadyNoise`.
-    private var tookSecondLook = false
     /// Skips the short window's correlation while its newest samples stay the steady noise it
     /// last read nothing in (`ShortWindowRecheck`).
     private var shortWindowRecheck = ShortWindowRecheck()
@@ -315,8 +312,6 @@ struct PitchDetector: ~Copyable {
     private mutating func estimate(history: borrowing SampleHistory) -> RawPitch {
         // 1) The long window with its mean removed (Pearson), and its energy.
         let (mean, energy) = long.load(history)
-        let steadyNoiseBefore = tookSecondLook && noiseWeighting.holdsSteadyNoise
-        tookSecondLook = false
         let spectraBefore = spectraInARow
         spectraInARow = 0
         if !glideReadThisHop { glidePreviousHz = 0 }
@@ -370,12 +365,11 @@ struct PitchDetector: ~Copyable {
             ? long.firstKeyMaximum(threshold: confidenceThreshold, highest: highest) : nil
         // In steady noise (the last hop took the second look in a window the noise filled) the
         // short window is read again only when its newest samples change.
-        let shortEstimate = shortWindowPitch(history: history, inSteadyNoise: lag == nil && steadyNoiseBefore)
+        let shortEstimate = shortWindowPitch(history: history, inSteadyNoise: lag == nil && noiseWeighting.heldSteadyNoiseLastHop)
         var keptShare: Float = 1
         // Not when the short window reads a note: its newest 14.7 ms are then a clean note
         // after something else (noise that has just stopped), not a note in steady noise.
         if lag == nil, shortEstimate == nil {
-            tookSecondLook = true
             if let share = noiseWeighting.weigh(long.powers) {
                 keptShare = share
                 highest = long.correlatePowers(keptShare: share)
@@ -1094,7 +1088,6 @@ struct PitchDetector: ~Copyable {
         glideTurnedUp = false
         spectraInARow = 0
         noiseWeighting.reset()
-        tookSecondLook = false
         shortWindowRecheck.forget()
         _ = unvoiced()
     }
