@@ -5,7 +5,7 @@ import Synchronization
 /// A JACK client of our own with one MIDI input (`NAME:in`) that records every event's status
 /// byte at its JACK frame time (`jack_last_frame_time` + the event's offset), into memory
 /// prepared in advance: frame-exact timing of a MIDI clock against other clients on the same
-/// server (e.g. `ToneClient.loopStartFrame`). For tests and benchmarks; thread-safe.
+/// server (e.g. `ToneClient.playbackOrigins`). For tests and benchmarks; thread-safe.
 public final class MidiTickRecorder: @unchecked Sendable {
     public let inputPortName: String
     private let client: OpaquePointer

@@ -96,6 +96,7 @@ public final class ToneClient: @unchecked Sendable {
 
     private static func free(_ context: UnsafeMutablePointer<ToneContext>) {
         context.pointee.loop?.deallocate()
+        context.pointee.origins.deallocate()
         context.deinitialize(count: 1)
         context.deallocate()
     }
@@ -132,9 +133,16 @@ public final class ToneClient: @unchecked Sendable {
     /// that or without a loop.
     public var loopStartMicroseconds: UInt64 { context.pointee.loopStartMicroseconds.load(ordering: .acquiring) }
 
-    /// JACK frame time (`jack_last_frame_time` + offset, wrapping) of the loop's first sample the
-    /// last time the loop started over; 0 before that or without a loop.
-    public var loopStartFrame: UInt32 { context.pointee.loopStartFrame.load(ordering: .acquiring) }
+    /// Where the played stream sits on JACK's frame clock: each entry is the frame time of the
+    /// stream's first sample (`originFrame`; sample n sounds at `originFrame + n`, wrapping) from
+    /// the cycle at `fromFrame` on. The first entry comes from the first cycle; a new one only
+    /// when the server's frame time moved on without this client's stream (a cycle skipped in an
+    /// xrun), so a click's true place is measured against the entry in force. At most
+    /// `ToneContext.originCapacity` entries.
+    public var playbackOrigins: [(fromFrame: UInt32, originFrame: UInt32)] {
+        let count = context.pointee.originCount.load(ordering: .acquiring)
+        return (0..<count).map { context.pointee.origins[$0] }
+    }
 
     /// Process cycles run so far.
     public var callbacks: UInt64 { context.pointee.callbacks.load(ordering: .relaxed) }
@@ -161,12 +169,17 @@ struct ToneContext: ~Copyable {
     let callbacks = Atomic<UInt64>(0)
     let burstStartMicroseconds = Atomic<UInt64>(0)
     let loopStartMicroseconds = Atomic<UInt64>(0)
-    let loopStartFrame = Atomic<UInt32>(0)
     /// Amplitude of the previous cycle; only the process thread touches it.
     var previousAmplitude: Double = 0
     /// The looped recording instead of the sine (nil: sine), and the next sample to play.
     let loop: UnsafeMutableBufferPointer<Float>?
     var loopPosition = 0
+    /// Frames played so far (wrapping); only the process thread touches it.
+    var playedFrames: UInt32 = 0
+    /// `ToneClient.playbackOrigins`: written by the process thread up to `originCount`.
+    static let originCapacity = 256
+    let origins = UnsafeMutableBufferPointer<(fromFrame: UInt32, originFrame: UInt32)>.allocate(capacity: originCapacity)
+    let originCount = Atomic<Int>(0)
 
     init(client: OpaquePointer, port: OpaquePointer, sampleRateHz: Double, loop: [Float]?) {
         self.client = client
@@ -190,12 +203,19 @@ func toneProcess(_ frameCount: UInt32, _ argument: UnsafeMutableRawPointer?) -> 
     let out = raw.assumingMemoryBound(to: Float.self)
     let step = Double(bitPattern: context.pointee.frequencyBits.load(ordering: .relaxed)) / context.pointee.sampleRateHz
     let amplitude = Double(bitPattern: context.pointee.amplitudeBits.load(ordering: .relaxed))
+    let cycleFrame = jack_last_frame_time(context.pointee.client)
+    let origin = cycleFrame &- context.pointee.playedFrames
+    let origins = context.pointee.originCount.load(ordering: .relaxed)
+    if origins < ToneContext.originCapacity && (origins == 0 || context.pointee.origins[origins - 1].originFrame != origin) {
+        context.pointee.origins[origins] = (cycleFrame, origin)
+        context.pointee.originCount.store(origins + 1, ordering: .releasing)
+    }
+    context.pointee.playedFrames &+= frameCount
     if let loop = context.pointee.loop {
         var position = context.pointee.loopPosition
         for frame in 0..<Int(frameCount) {
             if position == 0 {
-                let startFrame = jack_last_frame_time(context.pointee.client) &+ UInt32(frame)
-                context.pointee.loopStartFrame.store(startFrame, ordering: .releasing)
+                let startFrame = cycleFrame &+ UInt32(frame)
                 context.pointee.loopStartMicroseconds.store(jack_frames_to_time(context.pointee.client, startFrame), ordering: .releasing)
             }
             out[frame] = Float(amplitude) * loop[position]
