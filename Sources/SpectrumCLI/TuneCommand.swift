@@ -10,14 +10,18 @@ import SpectrumOutput
 struct TuneCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tune",
-        abstract: "Full-screen tuner: note, cents needle and frequency, live from JACK.",
+        abstract: "Full-screen tuner: note, cents needle, strobe and frequency, live from JACK.",
         discussion: """
-            Green within ±5 cents, yellow within ±15, red beyond. Quit with q or Ctrl-C; the \
-            terminal is restored. Works in an 80×24 terminal.
+            Green within ±5 cents, yellow within ±15, red beyond. The strobe band under the \
+            needle drifts right while sharp, left while flat, and stands still in tune. Quit \
+            with q or Ctrl-C; the terminal is restored. Works in an 80×24 terminal.
 
             Examples:
               spectrum tune --connect system:capture_1
               spectrum tune --reference 442
+              spectrum tune --transpose Bb                   # a B♭ trumpet's written notes
+              spectrum tune --strings guitar-drop-d          # nearest string and its offset
+              spectrum tune --temperament temperaments/werckmeister-iii.scl --root C
             """
     )
 

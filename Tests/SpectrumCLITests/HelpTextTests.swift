@@ -39,6 +39,13 @@ import Testing
         }
     }
 
+    @Test func tuneHelpNamesItsStrobeAndModes() throws {
+        let text = try Self.help(["tune"])
+        for phrase in ["strobe", "--transpose", "--temperament", "--root", "--strings", "guitar-drop-d", "--reference", "--gate-db", "q or Ctrl-C"] {
+            #expect(text.contains(phrase), "\(phrase): \(text)")
+        }
+    }
+
     /// A full-screen view into a pipe is refused in one line (before JACK is touched).
     @Test func theMonitorWantsATerminal() throws {
         let result = try SpectrumProcess.run(["monitor", "--server", "spectrum-no-such-server-\(getpid())"])
