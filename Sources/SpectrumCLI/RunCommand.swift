@@ -283,7 +283,24 @@ struct AnalysisOverrides: ParsableArguments {
         if let rate, !(10...240).contains(rate) { throw ValidationError("--rate \(rate): expected 10 to 240 frames per second") }
         if let referenceHz, !(415...466).contains(referenceHz) { throw ValidationError("--reference \(referenceHz): expected 415 to 466 Hz") }
         if let gateDecibels, !(-120...(-10)).contains(gateDecibels) { throw ValidationError("--gate-db \(gateDecibels): expected -120 to -10 dBFS") }
+        if let transpose, transposeSemitones == nil {
+            throw ValidationError("--transpose \(transpose): expected Bb, Eb, F or a whole number of semitones from -48 to 48")
+        }
+        if let strings, stringNotes == nil {
+            throw ValidationError("--strings \(strings): expected one of \(StringTunings.all.map(\.name).joined(separator: ", "))")
+        }
+        if let root {
+            guard temperament != nil else { throw ValidationError("--root \(root): needs --temperament FILE") }
+            guard Temperament.pitchClass(of: root) != nil else {
+                throw ValidationError("--root \(root): expected a note name, C to B with an optional # or b (e.g. C, Eb, F#)")
+            }
+        }
     }
+
+    /// `--transpose` in semitones; nil without it or when it is not one (`validate` refuses that).
+    private var transposeSemitones: Int? { transpose.flatMap(Transposition.semitones) }
+    /// `--strings`' open strings; nil without it or for an unknown instrument (`validate` refuses that).
+    private var stringNotes: [Int]? { strings.flatMap(StringTunings.notes(named:)) }
 
     /// The transposition, temperament and string mode asked for, for the tuner's header
     /// ("Bb instrument   werckmeister-iii.scl on C   guitar strings"); empty without them.
@@ -295,8 +312,8 @@ struct AnalysisOverrides: ParsableArguments {
         return parts.joined(separator: "   ")
     }
 
-    /// `configuration` with the command line's values; throws one line for a bad
-    /// `--transpose`, `--strings`, `--root` or temperament file.
+    /// `configuration` with the command line's values (checked by `validate`); throws one line
+    /// for a temperament file that cannot be used.
     func apply(to configuration: AnalysisConfiguration) throws -> AnalysisConfiguration {
         var result = configuration
         if let rate { result.outputRateHz = rate }
@@ -305,22 +322,10 @@ struct AnalysisOverrides: ParsableArguments {
             result.pitch.silenceGateDecibels = gateDecibels
             result.pitch.noiseFloorGate = false
         }
-        if let transpose {
-            guard let semitones = Transposition.semitones(transpose) else {
-                throw Temperament.ReadError(description: "--transpose \(transpose): expected Bb, Eb, F or a whole number of semitones from -48 to 48")
-            }
-            result.pitch.transposeSemitones = semitones
-        }
-        if let strings {
-            guard let notes = StringTunings.notes(named: strings) else {
-                throw Temperament.ReadError(description: "--strings \(strings): expected one of \(StringTunings.all.map(\.name).joined(separator: ", "))")
-            }
-            result.pitch.stringNotes = notes
-        }
+        if let transposeSemitones { result.pitch.transposeSemitones = transposeSemitones }
+        if let stringNotes { result.pitch.stringNotes = stringNotes }
         if let temperament {
             result.pitch.temperamentCents = try Temperament(contentsOf: temperament, root: root ?? "C").offsetsCents
-        } else if let root {
-            throw Temperament.ReadError(description: "--root \(root): needs --temperament FILE")
         }
         return result
     }
