@@ -11,8 +11,9 @@ struct Statistics {
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
     }
     /// The lowest mean of the samples' consecutive, non-overlapping blocks of `blockSize` (the
-    /// mean of all when there are no more than that): on a shared host, other work lands on some runs and not others, and
-    /// the quietest run is closest to the cost with the host to itself.
+    /// mean of all when there are no more than that): on a shared host, other work lands on
+    /// some runs and not others, and the quietest run is closest to the cost with the host to
+    /// itself.
     func quietestBlockMean(blockSize: Int) -> Double {
         guard samples.count > blockSize else { return mean }
         return stride(from: 0, through: samples.count - blockSize, by: blockSize)
