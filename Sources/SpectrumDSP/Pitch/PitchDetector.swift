@@ -100,7 +100,7 @@ struct PitchDetector: ~Copyable {
     private var noteUnderDrumPeriodFrames: Float = 0
     private var lastNotePeriodFrames: Float = 0
     /// The lowest pitch read since the last attack (an energy rise of `octaveHoldReleaseRatio`
-    /// over the decay look-back, a larger step or a hop without any pitch), and whether the
+    /// over the decay look-back, here also in steady noise, a larger step or a hop without any pitch), and whether the
     /// pitch has since risen by more than `fallingPitchRiseRatio` above it: a vibrato.
     private var glideLowestHz: Float = 0
     private var glideTurnedUp = false
@@ -223,6 +223,14 @@ struct PitchDetector: ~Copyable {
     /// Window-energy rise over ~50 ms (+1.5 dB) that ends the hold: a new note's attack, so a
     /// melody's leap up an octave is not held down.
     static let octaveHoldReleaseRatio: Float = 1.4
+    /// The same rise where the window held steady noise a hop ago
+    /// (`NoiseWeighting.heldSteadyNoiseLastHop`): ×2 (+3 dB), a note as loud as the noise
+    /// arriving. Pink noise's own windows rise by 1.4–1.7 over ~50 ms now and then (its low
+    /// bands hold few cycles in 58 ms), and each such "attack" forgot the note held under the
+    /// noise (`establishedPeriodFrames`): a piano's or guitar's note decaying into the noise
+    /// was lost half-way. 2 and 3 read the same on the tuning part (docs/accuracy.md, pitch
+    /// finding 47).
+    static let octaveHoldReleaseRatioInSteadyNoise: Float = 2
     /// Lowest pitch refined on its fundamental: below it the fundamental's spectral peak is too
     /// close to its neighbours for a clean phase in a 58 ms window.
     static let refinementMinimumHz: Float = 150
@@ -322,7 +330,7 @@ struct PitchDetector: ~Copyable {
         // The octave hold ends after ~50 ms without an estimate, or at a new note's attack.
         hopsSinceVoiced += 1
         hopsSinceEstablished += 1
-        let attack = energy > earlierEnergy * Self.octaveHoldReleaseRatio
+        let attack = energy > earlierEnergy * (noiseWeighting.heldSteadyNoiseLastHop ? Self.octaveHoldReleaseRatioInSteadyNoise : Self.octaveHoldReleaseRatio)
         if hopsSinceVoiced > decayLookbackHops || attack { heldPeriodFrames = 0; heldHops = 0 }
         drumRingHopsLeft = attack ? 0 : max(0, drumRingHopsLeft - 1)
         if hopsSinceEstablished > decayLookbackHops || attack { establishedPeriodFrames = 0 }
@@ -388,15 +396,27 @@ struct PitchDetector: ~Copyable {
         // noise, not the note, lowered r (a drum's ring over the quiet between strokes is no
         // steady noise, and keeps the gate). A one-hop reading is not continued: in loud noise
         // that is as often an octave off as the note (pitch finding 35); nor does one break the
-        // note it interrupts (finding 36).
-        if lag == nil, shortEstimate == nil, establishedPeriodFrames > 0, noiseWeighting.holdsSteadyNoise {
+        // note it interrupts (finding 36). It is continued also where the weighted second look
+        // found a key maximum elsewhere (narrow bands of noise left by the weights repeat at
+        // any lag), and it is read at its own period, not offered to the octave decision, whose
+        // fundamental's test cannot tell a fundamental under the noise from an absent one and
+        // flipped decaying notes an octave up (finding 47).
+        var continuesHeldNote = false
+        if lag == nil || keptShare < 1, shortEstimate == nil, establishedPeriodFrames > 0, noiseWeighting.holdsSteadyNoise {
             let reach = max(2, Int(establishedPeriodFrames * (Self.semitoneRatio - 1) / 2))
             if let near = long.localMaximum(from: Int(establishedPeriodFrames + 0.5) - reach, through: Int(establishedPeriodFrames + 0.5) + reach),
                long[near] >= Self.heldNoteInNoiseConfidence * Self.heldNoteInNoiseConfidence {
                 lag = near
+                continuesHeldNote = true
             }
         }
-        guard let winner = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean) else {
+        var decided: OctaveDecision.Candidate?
+        if continuesHeldNote, let lag {
+            decided = heldNoteReading(lag: lag)
+        } else {
+            decided = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean)
+        }
+        guard let winner = decided else {
             return unvoiced()
         }
         pastReadingsHz[pastSpectrumIndex] = winner.kind == OctaveDecision.Kind.shortWindow ? shortEstimate?.frequencyHz ?? 0 : sampleRateHz / winner.periodFrames
@@ -457,6 +477,16 @@ struct PitchDetector: ~Copyable {
         hold(periodFrames)
         // 5) The refinement on the fundamental's phase advance.
         return RawPitch(frequencyHz: refined(frequencyHz, acrossAttack: attack), confidence: min(top, 1), windowDifferenceCents: windowDifferenceCents)
+    }
+
+    /// A held note continued in steady noise at `lag`, as the octave decision's first key maximum.
+    @_noLocks
+    private func heldNoteReading(lag: Int) -> OctaveDecision.Candidate {
+        var candidate = OctaveDecision.Candidate(kind: OctaveDecision.Kind.firstKeyMaximum)
+        candidate.exists = true
+        candidate.lag = lag
+        candidate.periodFrames = Float(lag) + long.interpolatedPeak(at: lag).offset
+        return candidate
     }
 
     /// The octave decision (`OctaveDecision`): the candidates' scores from the correlation
