@@ -1098,9 +1098,12 @@ import SpectrumCore
     /// lost the note. A note read within the last ~50 ms, on two hops in a row, whose window the
     /// steady noise fills now continues at its own period while r there stays at 0.45
     /// (`PitchDetector.heldNoteInNoiseConfidence`; docs/accuracy.md, pitch finding 35), and a
-    /// stray reading of one hop between no longer ends it (finding 36). Of the 972 frames of
-    /// A2 to G5, within 50 cents at 44.1, 48 and 96 kHz: 612, 536 and 533 (half asserted); 575,
-    /// 515 and 466 when the stray reading ended the note. (Finding 35's five notes, A2 to A4:
+    /// stray reading of one hop between no longer ends it (finding 36). Since finding 47 it is
+    /// continued also where the weighted second look found a key maximum elsewhere, read at its
+    /// own period, and not forgotten when the noise's own window energy rises 1.5 dB. Of the 972
+    /// frames of A2 to G5, within 50 cents at 44.1, 48 and 96 kHz: 781, 761 and 670 (two thirds
+    /// asserted); 612, 536 and 533 before finding 47; 575, 515 and 466 when the stray reading
+    /// ended the note. (Finding 35's five notes, A2 to A4:
     /// 157, 142 and 139 of 405 before it, 198, 214 and 214 after.) The noise before the notes,
     /// and from 100 ms after them for 2 s, still gives no note: the note is continued, not
     /// invented.
@@ -1117,7 +1120,7 @@ import SpectrumCore
             scoredFrames += scored.count
             counts.append("MIDI \(note): \(right)")
         }
-        #expect(within * 2 >= scoredFrames, "at \(sampleRateHz) Hz, of \(scoredFrames) frames within 50 cents: \(counts.joined(separator: "; "))")
+        #expect(within * 3 >= scoredFrames * 2, "at \(sampleRateHz) Hz, of \(scoredFrames) frames within 50 cents: \(counts.joined(separator: "; "))")
     }
 
     /// Plucked-like notes decaying at 20 dB/s under steady pink noise (10 dB SNR over the note,
