@@ -1101,7 +1101,7 @@ import SpectrumCore
     /// stray reading of one hop between no longer ends it (finding 36). Since finding 47 it is
     /// continued also where the weighted second look found a key maximum elsewhere, read at its
     /// own period, and not forgotten when the noise's own window energy rises 1.5 dB. Of the 972
-    /// frames of A2 to G5, within 50 cents at 44.1, 48 and 96 kHz: 781, 761 and 670 (two thirds
+    /// frames of A2 to G5, within 50 cents at 44.1, 48 and 96 kHz: 776, 761 and 670 (two thirds
     /// asserted); 612, 536 and 533 before finding 47; 575, 515 and 466 when the stray reading
     /// ended the note. (Finding 35's five notes, A2 to A4:
     /// 157, 142 and 139 of 405 before it, 198, 214 and 214 after.) The noise before the notes,

@@ -400,12 +400,17 @@ struct PitchDetector: ~Copyable {
         // found a key maximum elsewhere (narrow bands of noise left by the weights repeat at
         // any lag), and it is read at its own period, not offered to the octave decision, whose
         // fundamental's test cannot tell a fundamental under the noise from an absent one and
-        // flipped decaying notes an octave up (finding 47).
+        // flipped decaying notes an octave up (finding 47). A peak more than half a semitone
+        // from the established period is not the note: at a short period the search spans
+        // whole lags (±2 at least, about ±75 cents at C6), and such peaks walked the reading off
+        // the note by a lag a hop.
         var continuesHeldNote = false
         if lag == nil || keptShare < 1, shortEstimate == nil, establishedPeriodFrames > 0, noiseWeighting.holdsSteadyNoise {
-            let reach = max(2, Int(establishedPeriodFrames * (Self.semitoneRatio - 1) / 2))
+            let halfSemitone = (Self.semitoneRatio - 1) / 2
+            let reach = max(2, Int(establishedPeriodFrames * halfSemitone))
             if let near = long.localMaximum(from: Int(establishedPeriodFrames + 0.5) - reach, through: Int(establishedPeriodFrames + 0.5) + reach),
-               long[near] >= Self.heldNoteInNoiseConfidence * Self.heldNoteInNoiseConfidence {
+               long[near] >= Self.heldNoteInNoiseConfidence * Self.heldNoteInNoiseConfidence,
+               abs((Float(near) + long.interpolatedPeak(at: near).offset) / establishedPeriodFrames - 1) <= halfSemitone {
                 lag = near
                 continuesHeldNote = true
             }
