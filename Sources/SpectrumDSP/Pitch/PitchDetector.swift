@@ -100,7 +100,7 @@ struct PitchDetector: ~Copyable {
     private var noteUnderDrumPeriodFrames: Float = 0
     private var lastNotePeriodFrames: Float = 0
     /// The lowest pitch read since the last attack (an energy rise of `octaveHoldReleaseRatio`
-    /// over the decay look-back, here also in steady noise, a larger step or a hop without any pitch), and whether the
+    /// over the decay look-back, a larger step or a hop without any pitch), and whether the
     /// pitch has since risen by more than `fallingPitchRiseRatio` above it: a vibrato.
     private var glideLowestHz: Float = 0
     private var glideTurnedUp = false
