@@ -404,20 +404,22 @@ struct PitchDetector: ~Copyable {
         // from the established period is not the note: at a short period the search spans
         // whole lags (±2 at least, about ±75 cents at C6), and such peaks walked the reading off
         // the note by a lag a hop.
-        var continuesHeldNote = false
+        var heldNotePeriodFrames: Float = 0
         if lag == nil || keptShare < 1, shortEstimate == nil, establishedPeriodFrames > 0, noiseWeighting.holdsSteadyNoise {
             let halfSemitone = (Self.semitoneRatio - 1) / 2
             let reach = max(2, Int(establishedPeriodFrames * halfSemitone))
             if let near = long.localMaximum(from: Int(establishedPeriodFrames + 0.5) - reach, through: Int(establishedPeriodFrames + 0.5) + reach),
-               long[near] >= Self.heldNoteInNoiseConfidence * Self.heldNoteInNoiseConfidence,
-               abs((Float(near) + long.interpolatedPeak(at: near).offset) / establishedPeriodFrames - 1) <= halfSemitone {
-                lag = near
-                continuesHeldNote = true
+               long[near] >= Self.heldNoteInNoiseConfidence * Self.heldNoteInNoiseConfidence {
+                let period = Float(near) + long.interpolatedPeak(at: near).offset
+                if abs(period / establishedPeriodFrames - 1) <= halfSemitone {
+                    lag = near
+                    heldNotePeriodFrames = period
+                }
             }
         }
         var decided: OctaveDecision.Candidate?
-        if continuesHeldNote, let lag {
-            decided = heldNoteReading(lag: lag)
+        if heldNotePeriodFrames > 0, let lag {
+            decided = heldNoteReading(lag: lag, periodFrames: heldNotePeriodFrames)
         } else {
             decided = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean)
         }
@@ -484,13 +486,14 @@ struct PitchDetector: ~Copyable {
         return RawPitch(frequencyHz: refined(frequencyHz, acrossAttack: attack), confidence: min(top, 1), windowDifferenceCents: windowDifferenceCents)
     }
 
-    /// A held note continued in steady noise at `lag`, as the octave decision's first key maximum.
+    /// A held note continued in steady noise at `lag` (interpolated: `periodFrames`), as the
+    /// octave decision's first key maximum.
     @_noLocks
-    private func heldNoteReading(lag: Int) -> OctaveDecision.Candidate {
+    private func heldNoteReading(lag: Int, periodFrames: Float) -> OctaveDecision.Candidate {
         var candidate = OctaveDecision.Candidate(kind: OctaveDecision.Kind.firstKeyMaximum)
         candidate.exists = true
         candidate.lag = lag
-        candidate.periodFrames = Float(lag) + long.interpolatedPeak(at: lag).offset
+        candidate.periodFrames = periodFrames
         return candidate
     }
 
