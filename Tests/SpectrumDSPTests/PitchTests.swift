@@ -1043,8 +1043,9 @@ import SpectrumCore
         return signal
     }
 
-    /// Each of `notes` as a harmonic tone (`partials`, 1.5 s, decaying by `decayDecibelsPerSecond`) after 1.5 s of pink noise
-    /// (`toneInPinkNoiseAsLoud`, seed `firstSeed` + the note's index), analysed from a reset: the
+    /// Each of `notes` as a harmonic tone (`partials`, 1.5 s, decaying by
+    /// `decayDecibelsPerSecond`) after 1.5 s of pink noise (`toneInPinkNoiseAsLoud`, seed
+    /// `firstSeed` + the note's index), analysed from a reset: the
     /// notes read on the noise before the tone, the tone's frames from 10 hops on, and the notes
     /// read on the noise from 100 ms after the tone (`trailingSeconds` of it).
     static func tonesAfterPinkNoise(_ notes: [Int], partials: [Double], sampleRateHz: Double, firstSeed: UInt64,
@@ -1134,9 +1135,9 @@ import SpectrumCore
     /// elsewhere, read at its own period, and no longer forgotten when the noise's window energy
     /// rises 1.5 dB by itself (`PitchDetector.octaveHoldReleaseRatioInSteadyNoise`;
     /// docs/accuracy.md, pitch finding 47). Of the 1,296 frames of A3 to E6 (two noise seeds
-    /// each), within 50 cents at 44.1, 48 and 96 kHz: 1,074, 1,085 and
-    /// 1,058 (80 % asserted); 1,058, 1,030 and 1,015 before. The noise
-    /// before the notes, and from 100 ms after them for 1 s, gives no note.
+    /// each), within 50 cents at 44.1, 48 and 96 kHz: 1,074, 1,085 and 1,058 (80 % asserted);
+    /// 1,058, 1,030 and 1,015 before. The noise before the notes, and from 100 ms after them for
+    /// 1 s, gives no note.
     @Test(arguments: sampleRates)
     func decayingNotesUnderSteadyPinkNoiseAreFollowed(sampleRateHz: Double) throws {
         var within = 0, scoredFrames = 0, counts: [String] = []
