@@ -5,6 +5,9 @@ import Testing
 /// steady noise lose their weight and a note's partials keep theirs.
 @Suite struct NoiseWeightingTests {
     static let bins = 2049
+    /// A hop of 800 frames at 48 kHz and a window of four hops.
+    static let hopSeconds = 800.0 / 48_000
+    static let windowSeconds = 4 * hopSeconds
     static let partialBins = [40, 80, 120, 160, 200]
 
     /// A spectrum of `floor` in every bin and `partial` in the partials' bins (nil: none).
@@ -17,7 +20,7 @@ import Testing
 
     /// Learns `floor` in every bin over a second of hops that read no note.
     static func weighting(learning floor: Float) -> NoiseWeighting {
-        var weighting = NoiseWeighting(bins: bins, hopSeconds: 800.0 / 48_000)
+        var weighting = NoiseWeighting(bins: bins, hopSeconds: hopSeconds, windowSeconds: windowSeconds)
         for _ in 0..<60 {
             let noise = powers(floor: floor, partial: nil)  // weighed in place: a fresh one each hop
             _ = weighting.weigh(noise)
@@ -36,5 +39,25 @@ import Testing
         #expect(share > 0.6 && share < 0.75, "kept share \(share): the partials hold ~0.71 of the window")
         for bin in Self.partialBins { #expect(note[bin] > 900, "partial at bin \(bin): \(note[bin])") }
         #expect(note[1_000] == 0, "a bin of noise alone keeps \(note[1_000])")
+    }
+
+    /// The first windows after a reset still hold the zeros before the stream, so their band
+    /// powers are far under the noise; taken as floors they were kept for the whole memory
+    /// (3 s), and the weights then left the noise in place (docs/accuracy.md, pitch finding 49).
+    @Test func theWindowsBeforeTheStreamFillsThemAreNoFloor() {
+        var weighting = NoiseWeighting(bins: Self.bins, hopSeconds: Self.hopSeconds, windowSeconds: Self.windowSeconds)
+        for hop in 0..<30 {
+            // Three hops while the window fills (a quarter, a half, three quarters of the
+            // noise's power), then the noise alone.
+            let noise = Self.powers(floor: hop < 3 ? Float(hop + 1) / 4 : 1, partial: nil)
+            _ = weighting.weigh(noise)
+            noise.deallocate()
+            weighting.endHop(noteRead: false)
+        }
+        let note = Self.powers(floor: 1, partial: 1_000)
+        defer { note.deallocate() }
+        let weighed = weighting.weigh(note)
+        #expect(weighed != nil, "the second look is taken in steady noise")
+        #expect(note[1_000] == 0, "a bin of noise alone keeps \(note[1_000]): a partial window's power became the floor")
     }
 }

@@ -716,7 +716,10 @@ import SpectrumCore
     /// drum (`pitch.drum_ring_seconds`) — except the note read just before it, which the drum
     /// was struck over: from 0.5 s on at least 140 of the 210 frames read the note within 50
     /// cents (110 Hz 149–152, 220 Hz 154–175, 440 Hz 198–200 over 44.1, 48 and 96 kHz). Without that exception the
-    /// 220 Hz note read 43 at 48 kHz.
+    /// 220 Hz note read 43 at 48 kHz. The stroke's attack pulls the 110 Hz note's readings up to a
+    /// semitone sharp before the drum is found; taken as the note struck over, they made the
+    /// note itself the drum's ring: 24, 128 and 108 frames, once the noise floors no longer hid
+    /// it (docs/accuracy.md, pitch finding 49). Readings during an attack now never name it.
     @Test(arguments: sampleRates)
     func aHeldNoteGoesOnUnderSnareStrokes(sampleRateHz: Double) throws {
         var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
@@ -1082,8 +1085,11 @@ import SpectrumCore
     /// under the threshold of 0.55, and D3 (147 Hz, where pink noise is loudest against the
     /// partials) was read on 38, 27 and 4 of 81 frames at 44.1, 48 and 96 kHz; weighed against
     /// the noise's band floors (`NoiseWeighting`), the bands without a partial drop out: 56, 48,
-    /// 46 (A3 to E5: 58–81 of 81). The noise alone, before the note and for 5 s on its own,
-    /// gives no note.
+    /// 46 (A3 to E5: 58–81 of 81); 81, 61, 42 before pitch finding 49 and 81, 49, 46 since (A3
+    /// to E5: 63–81 and 67–81). The noise alone, before the note and for 5 s on its own,
+    /// gives no note (with the floors learnt from the first full window, pitch finding 49, the
+    /// weights kept 0.2–0.3 of the noise at 96 kHz and the narrow bands left read D♯1 on 2
+    /// frames, until `NoiseWeighting.Parameters.minimumKeptShare` was raised to 0.25).
     @Test(arguments: sampleRates)
     func notesInPinkNoiseAsLoudAsThemAreRead(sampleRateHz: Double) throws {
         let hopFrames = Int((sampleRateHz / 60).rounded())
@@ -1105,10 +1111,13 @@ import SpectrumCore
     /// (`PitchDetector.heldNoteInNoiseConfidence`; docs/accuracy.md, pitch finding 35), and a
     /// stray reading of one hop between no longer ends it (finding 36). Since finding 47 it is
     /// continued also where the weighted second look found a key maximum elsewhere, read at its
-    /// own period, and not forgotten when the noise's own window energy rises 1.5 dB. Of the 972
-    /// frames of A2 to G5, within 50 cents at 44.1, 48 and 96 kHz: 776, 761 and 670 (two thirds
-    /// asserted); 612, 536 and 533 before finding 47; 575, 515 and 466 when the stray reading
-    /// ended the note. (Finding 35's five notes, A2 to A4:
+    /// own period, and not forgotten when the noise's own window energy rises 1.5 dB; since
+    /// finding 49 the noise floors are learnt from the first full window (not from the zeros
+    /// before the stream) and a note whose correlation is lost continues at its fundamental's
+    /// spectral peak. Of the 972 frames of A2 to G5, within 50 cents at 44.1, 48 and 96 kHz:
+    /// 790, 949 and 922 (80 % asserted); 776, 761 and 670 before finding 49; 612, 536 and 533
+    /// before finding 47; 575, 515 and 466 when the stray reading ended the note. (Finding
+    /// 35's five notes, A2 to A4:
     /// 157, 142 and 139 of 405 before it, 198, 214 and 214 after.) The noise before the notes,
     /// and from 100 ms after them for 2 s, still gives no note: the note is continued, not
     /// invented.
@@ -1125,7 +1134,7 @@ import SpectrumCore
             scoredFrames += scored.count
             counts.append("MIDI \(note): \(right)")
         }
-        #expect(within * 3 >= scoredFrames * 2, "at \(sampleRateHz) Hz, of \(scoredFrames) frames within 50 cents: \(counts.joined(separator: "; "))")
+        #expect(within * 5 >= scoredFrames * 4, "at \(sampleRateHz) Hz, of \(scoredFrames) frames within 50 cents: \(counts.joined(separator: "; "))")
     }
 
     /// Plucked-like notes decaying at 20 dB/s under steady pink noise (10 dB under the note's
@@ -1134,10 +1143,12 @@ import SpectrumCore
     /// note read so far is continued where the weighted second look found a key maximum
     /// elsewhere, read at its own period, and no longer forgotten when the noise's window energy
     /// rises 1.5 dB by itself (`PitchDetector.octaveHoldReleaseRatioInSteadyNoise`;
-    /// docs/accuracy.md, pitch finding 47). Of the 1,296 frames of A3 to E6 (two noise seeds
-    /// each), within 50 cents at 44.1, 48 and 96 kHz: 1,074, 1,085 and 1,058 (80 % asserted);
-    /// 1,058, 1,030 and 1,015 before. The noise before the notes, and from 100 ms after them for
-    /// 1 s, gives no note.
+    /// docs/accuracy.md, pitch finding 47). Since finding 49 a note whose correlation is lost
+    /// continues while its fundamental stands `PitchDetector.heldNoteFundamentalAboveFloorRatio`
+    /// over its band's noise floor. Of the 1,296 frames of A3 to E6 (two noise seeds each),
+    /// within 50 cents at 44.1, 48 and 96 kHz: 1,231, 1,255 and 1,249 (90 % asserted);
+    /// 1,074, 1,085 and 1,058 before finding 49; 1,058, 1,030 and 1,015 before finding 47. The
+    /// noise before the notes, and from 100 ms after them for 1 s, gives no note.
     @Test(arguments: sampleRates)
     func decayingNotesUnderSteadyPinkNoiseAreFollowed(sampleRateHz: Double) throws {
         var within = 0, scoredFrames = 0, counts: [String] = []
@@ -1153,7 +1164,7 @@ import SpectrumCore
                 counts.append("MIDI \(note)/\(firstSeed): \(right)")
             }
         }
-        #expect(within * 5 >= scoredFrames * 4, "at \(sampleRateHz) Hz, of \(scoredFrames) frames within 50 cents: \(counts.joined(separator: "; "))")
+        #expect(within * 10 >= scoredFrames * 9, "at \(sampleRateHz) Hz, of \(scoredFrames) frames within 50 cents: \(counts.joined(separator: "; "))")
     }
 
     /// Low harmonic tones (E1 to A2, eight partials at 1/k, as the corpus's synthetic control)

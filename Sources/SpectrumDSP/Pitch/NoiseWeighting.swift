@@ -38,8 +38,11 @@ struct NoiseWeighting: ~Copyable {
         var overSubtraction: Float = 2
         /// Least share of the window's power the weights may keep and still be applied: at 0.1
         /// (weighting every hop) the tuning part's GM drum kit lost 2 points of no-note
-        /// frames; at 0.35 pink 0 dB lost 1 point.
-        var minimumKeptShare: Float = 0.2
+        /// frames; at 0.35 pink 0 dB lost 1 point. Pink noise alone keeps 0.1–0.35 (its floors
+        /// are minima, under its mean), and where the weights kept 0.2–0.3 of it the narrow
+        /// bands left correlated as a low note now and then: 2 frames of 33 noise files at 0.2,
+        /// none at 0.25 (docs/accuracy.md, pitch finding 49).
+        var minimumKeptShare: Float = 0.25
         /// Least share of the window's power the band floors hold for the window to be a note
         /// in steady noise (`holdsSteadyNoise`): at 0 dB SNR they hold 0.1–0.3 of it (5th to
         /// 25th percentile of the tuning part's read windows), a drum's ring over the quiet
@@ -63,6 +66,11 @@ struct NoiseWeighting: ~Copyable {
     private let subWindowHops: Int
     private var hopInSubWindow = 0
     private var subWindowIndex = 0
+    /// The hops after a reset whose window still holds the zeros that preceded the stream: their
+    /// band powers are no noise floor (they kept the floors low for the whole memory, pitch
+    /// finding 49); and how many of them are left.
+    private let partialWindowHops: Int
+    private var partialWindowHopsLeft: Int
     /// Whether `weigh` measured `bandPowers` this hop.
     private var measured = false
     /// Whether the band floors held `steadyNoiseFloorShare` of the power `weigh` measured last:
@@ -75,9 +83,12 @@ struct NoiseWeighting: ~Copyable {
     /// Sub-windows of the memory: the floor forgets a sub-window at a time.
     static let subWindowCount = 6
 
-    /// Allocates; not real-time safe. `bins` is the spectrum's bin count (fftSize / 2 + 1).
-    init(bins: Int, hopSeconds: Double, parameters: Parameters = Parameters()) {
+    /// Allocates; not real-time safe. `bins` is the spectrum's bin count (fftSize / 2 + 1);
+    /// `windowSeconds` the span of the window `weigh` is given.
+    init(bins: Int, hopSeconds: Double, windowSeconds: Double, parameters: Parameters = Parameters()) {
         self.parameters = parameters
+        partialWindowHops = max(0, Int((windowSeconds / hopSeconds).rounded(.up)) - 1)
+        partialWindowHopsLeft = partialWindowHops
         var edges = [1]
         let ratio = pow(2, 1 / parameters.bandsPerOctave)
         while edges.last! < bins {
@@ -107,8 +118,7 @@ struct NoiseWeighting: ~Copyable {
         for band in 0..<bandCount {
             let sum = realtimeSum(powers + bandEdges[band], count: bandEdges[band + 1] - bandEdges[band])
             bandPowers[band] = sum
-            var floor = currentMinima[band]
-            for slot in 0..<subWindowCount { floor = min(floor, subWindowMinima[band * subWindowCount + slot]) }
+            let floor = bandFloor(band)
             // 2) The band's Wiener gain against its floor (none known: no weight).
             let weight = sum > 0 && floor < .infinity ? max(0, 1 - parameters.overSubtraction * floor / sum) : 0
             bandWeights[band] = weight
@@ -138,15 +148,37 @@ struct NoiseWeighting: ~Copyable {
         return share
     }
 
+    /// Band `band`'s floor: its least power over the memory (infinity while none is known).
+    @inline(__always) @_noLocks
+    private func bandFloor(_ band: Int) -> Float {
+        var floor = currentMinima[band]
+        for slot in 0..<subWindowCount { floor = min(floor, subWindowMinima[band * subWindowCount + slot]) }
+        return floor
+    }
+
+    /// The floor per bin of the band holding `bin`: its least power over the memory spread over
+    /// its bins, or nil while none is known. Real-time safe.
+    @_noLocks
+    func floorPerBin(at bin: Int) -> Float? {
+        guard bin >= bandEdges[0], bin < bandEdges[bandCount] else { return nil }
+        var band = 0
+        while bandEdges[band + 1] <= bin { band += 1 }
+        let floor = bandFloor(band)
+        guard floor < .infinity else { return nil }
+        return floor / Float(bandEdges[band + 1] - bandEdges[band])
+    }
+
     /// Ends the hop: when `noteRead` is false, the band powers `weigh` measured this hop (if it
-    /// ran) join the floors — the noise is what the input holds while no note is read, so a
-    /// note held or a melody played legato is never its own floor; every `subWindowHops` the
-    /// current sub-window's minima join the memory and the oldest leave. Call once per hop.
-    /// Real-time safe.
+    /// ran, and the window held only the stream) join the floors — the noise is what the input
+    /// holds while no note is read, so a note held or a melody played legato is never its own
+    /// floor; every `subWindowHops` the current sub-window's minima join the memory and the
+    /// oldest leave. Call once per hop. Real-time safe.
     @_noLocks
     mutating func endHop(noteRead: Bool) {
         heldSteadyNoiseLastHop = measured && holdsSteadyNoise
-        if measured && !noteRead {
+        let windowFilled = partialWindowHopsLeft == 0
+        partialWindowHopsLeft = max(0, partialWindowHopsLeft - 1)
+        if measured && !noteRead && windowFilled {
             for band in 0..<bandCount { currentMinima[band] = min(currentMinima[band], bandPowers[band]) }
         }
         measured = false
@@ -168,6 +200,7 @@ struct NoiseWeighting: ~Copyable {
         currentMinima.fill(with: .infinity)
         hopInSubWindow = 0
         subWindowIndex = 0
+        partialWindowHopsLeft = partialWindowHops
         measured = false
         holdsSteadyNoise = false
         heldSteadyNoiseLastHop = false

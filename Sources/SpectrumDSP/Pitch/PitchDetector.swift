@@ -96,9 +96,16 @@ struct PitchDetector: ~Copyable {
     private let drumRingHops: Int
     private var drumRingHopsLeft = 0
     /// The period of the note read within `drumNoteMemoryHops` before the drum was found (0 =
-    /// none): a note the drum was struck over, which goes on; and of the last note read.
+    /// none): a note the drum was struck over, which goes on; and of the last note read on a hop
+    /// without an attack, and the hops since. A reading during an attack is as likely the
+    /// drum's stroke as the note (a snare's stroke pulled a held 110 Hz note's readings a
+    /// semitone sharp before the drum was found, and the note was then refused as the drum's
+    /// ring; pitch finding 49), so it never names the note a drum was struck over.
     private var noteUnderDrumPeriodFrames: Float = 0
     private var lastNotePeriodFrames: Float = 0
+    private var hopsSinceLastNote = 0
+    /// Whether this hop's window energy rose as at an attack (`octaveHoldReleaseRatio`).
+    private var attackThisHop = false
     /// The lowest pitch read since the last attack (an energy rise of `octaveHoldReleaseRatio`
     /// over the decay look-back, a larger step or a hop without any pitch), and whether the
     /// pitch has since risen by more than `fallingPitchRiseRatio` above it: a vibrato.
@@ -215,6 +222,14 @@ struct PitchDetector: ~Copyable {
     /// 35: 0.5 / 0.45 / 0.4 / 0.35; 0.45 took the gain at pink 10 dB without adding octave
     /// errors outside pink 0 dB).
     static let heldNoteInNoiseConfidence: Float = 0.45
+    /// A held note's fundamental (its strongest bin within half a semitone) at least this many
+    /// times the noise floor per bin of its band (`NoiseWeighting.floorPerBin`: a minimum over
+    /// the memory, ~0.4 of the noise's mean for 8 bins) continues the note where its
+    /// correlation is lost under the noise. Chosen on the tuning part with the tones' ends as
+    /// a guard (docs/accuracy.md, pitch finding 49: 8 and 16 read up to 0.1 point more of the
+    /// issue's list but went on reading tones 100–200 ms after they ended in noise; 24 and 32
+    /// did not).
+    static let heldNoteFundamentalAboveFloorRatio: Float = 24
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
     static let decayCornerHz: Float = 400
@@ -283,7 +298,7 @@ struct PitchDetector: ~Copyable {
         phaseSpanHops = decayLookbackHops  // the same ~50 ms
         phaseSpanFrames = Float(Double(phaseSpanHops) * hopSeconds * sampleRateHz)
         let bins = long.fftSize / 2 + 1
-        noiseWeighting = NoiseWeighting(bins: bins, hopSeconds: hopSeconds)
+        noiseWeighting = NoiseWeighting(bins: bins, hopSeconds: hopSeconds, windowSeconds: Double(long.windowFrames) / sampleRateHz)
         pastSpectra = fftwf_alloc_complex(bins * (phaseSpanHops + 1))
         pastSpectra.initialize(repeating: (0, 0), count: bins * (phaseSpanHops + 1))
         pastFrequencies = RealtimeBuffer(count: phaseSpanHops + 1)
@@ -331,6 +346,8 @@ struct PitchDetector: ~Copyable {
         hopsSinceVoiced += 1
         hopsSinceEstablished += 1
         let attack = energy > earlierEnergy * (noiseWeighting.heldSteadyNoiseLastHop ? Self.octaveHoldReleaseRatioInSteadyNoise : Self.octaveHoldReleaseRatio)
+        attackThisHop = attack
+        hopsSinceLastNote += 1
         if hopsSinceVoiced > decayLookbackHops || attack { heldPeriodFrames = 0; heldHops = 0 }
         drumRingHopsLeft = attack ? 0 : max(0, drumRingHopsLeft - 1)
         if hopsSinceEstablished > decayLookbackHops || attack { establishedPeriodFrames = 0 }
@@ -403,7 +420,11 @@ struct PitchDetector: ~Copyable {
         // flipped decaying notes an octave up (finding 47). A peak more than half a semitone
         // from the established period is not the note: at a short period the search spans
         // whole lags (±2 at least, about ±75 cents at C6), and such peaks walked the reading off
-        // the note by a lag a hop.
+        // the note by a lag a hop. Where r there has fallen under that too (a decaying note
+        // sinks under the noise while its fundamental still stands clear of the noise in its
+        // own bins), a note established for `establishedHops` continues at its fundamental's
+        // spectral peak while that stands `heldNoteFundamentalAboveFloorRatio` over its band's
+        // noise floor (finding 49).
         var heldNotePeriodFrames: Float = 0
         if lag == nil || keptShare < 1, shortEstimate == nil, establishedPeriodFrames > 0, noiseWeighting.holdsSteadyNoise {
             let halfSemitone = (Self.semitoneRatio - 1) / 2
@@ -415,6 +436,11 @@ struct PitchDetector: ~Copyable {
                     lag = near
                     heldNotePeriodFrames = period
                 }
+            }
+            if heldNotePeriodFrames == 0, heldHops >= establishedHops,
+               let period = fundamentalAboveNoise(periodFrames: establishedPeriodFrames, spectrum: kept) {
+                lag = Int(period + 0.5)
+                heldNotePeriodFrames = period
             }
         }
         var decided: OctaveDecision.Candidate?
@@ -481,9 +507,34 @@ struct PitchDetector: ~Copyable {
         if let shortEstimate {
             windowDifferenceCents = abs(1200 * _unsafePerformance { log2f(shortEstimate.frequencyHz / frequencyHz) })
         }
-        hold(periodFrames)
+        hold(periodFrames, continued: heldNotePeriodFrames > 0)
         // 5) The refinement on the fundamental's phase advance.
-        return RawPitch(frequencyHz: refined(frequencyHz, acrossAttack: attack), confidence: min(top, 1), windowDifferenceCents: windowDifferenceCents)
+        return RawPitch(frequencyHz: refined(frequencyHz, acrossAttack: attack), confidence: min(max(top, 0), 1), windowDifferenceCents: windowDifferenceCents)
+    }
+
+    /// The period of a held note's fundamental where it stands `heldNoteFundamentalAboveFloorRatio`
+    /// over the input's steady noise, or nil: the strongest bin within half a semitone of the
+    /// note at `periodFrames` in the long window's spectrum (`spectrum`, before squaring),
+    /// against the noise floor per bin of its band; its frequency interpolated on the log
+    /// powers of the bins either side.
+    @_noLocks
+    private func fundamentalAboveNoise(periodFrames: Float, spectrum: UnsafePointer<fftwf_complex>) -> Float? {
+        let centre = Float(long.fftSize) / periodFrames, halfSemitone = (Self.semitoneRatio - 1) / 2
+        let reach = max(1, Int(centre * halfSemitone + 0.5)), middle = Int(centre + 0.5)
+        guard middle - reach >= 2, middle + reach < long.fftSize / 2 - 1,
+              let floor = noiseWeighting.floorPerBin(at: middle) else { return nil }
+        var peak = middle - reach
+        for bin in (middle - reach)...(middle + reach) where power(spectrum[bin]) > power(spectrum[peak]) { peak = bin }
+        let top = power(spectrum[peak])
+        guard top >= Self.heldNoteFundamentalAboveFloorRatio * floor else { return nil }
+        let below = power(spectrum[peak - 1]), above = power(spectrum[peak + 1])
+        var offset: Float = 0
+        if below > 0, above > 0 {
+            let (left, centreLog, right) = _unsafePerformance { (logf(below), logf(top), logf(above)) }
+            let curvature = left - 2 * centreLog + right
+            if curvature < 0 { offset = max(-0.5, min(0.5, 0.5 * (left - right) / curvature)) }
+        }
+        return Float(long.fftSize) / (Float(peak) + offset)
     }
 
     /// A held note continued in steady noise at `lag` (interpolated: `periodFrames`), as the
@@ -617,7 +668,7 @@ struct PitchDetector: ~Copyable {
             foundDrum()
             return .stroke
         }
-        hold(sampleRateHz / estimate.frequencyHz)
+        hold(sampleRateHz / estimate.frequencyHz, continued: false)
         return estimate
     }
 
@@ -920,14 +971,22 @@ struct PitchDetector: ~Copyable {
     }
 
     /// `periodFrames` is this hop's pitch: it is held against an octave jump up, and counted as
-    /// established when it continues the last one.
+    /// established when it continues the last one. A note `continued` in steady noise keeps the
+    /// period it was established at: each continued peak lies within half a semitone of the
+    /// last, and one after another they walked off the note into the noise after it ended.
     @_noLocks
-    private mutating func hold(_ periodFrames: Float) {
+    private mutating func hold(_ periodFrames: Float, continued: Bool) {
         let continues = heldPeriodFrames > 0 && abs(periodFrames / heldPeriodFrames - 1) < 0.06
         heldHops = continues ? heldHops + 1 : 0
         heldPeriodFrames = periodFrames
-        lastNotePeriodFrames = periodFrames
-        if continues { establishedPeriodFrames = periodFrames; hopsSinceEstablished = 0 }
+        if !attackThisHop {
+            lastNotePeriodFrames = periodFrames
+            hopsSinceLastNote = 0
+        }
+        if continues {
+            if !continued { establishedPeriodFrames = periodFrames }
+            hopsSinceEstablished = 0
+        }
         hopsSinceVoiced = 0
     }
 
@@ -1012,7 +1071,7 @@ struct PitchDetector: ~Copyable {
     @_noLocks
     private mutating func foundDrum() {
         if drumRingHopsLeft == 0 {
-            noteUnderDrumPeriodFrames = hopsSinceVoiced <= drumNoteMemoryHops ? lastNotePeriodFrames : 0
+            noteUnderDrumPeriodFrames = hopsSinceLastNote <= drumNoteMemoryHops ? lastNotePeriodFrames : 0
         }
         drumRingHopsLeft = drumRingHops
     }
@@ -1122,6 +1181,8 @@ struct PitchDetector: ~Copyable {
         drumRingHopsLeft = 0
         noteUnderDrumPeriodFrames = 0
         lastNotePeriodFrames = 0
+        hopsSinceLastNote = 0
+        attackThisHop = false
         glideLowestHz = 0
         glideTurnedUp = false
         spectraInARow = 0
