@@ -226,9 +226,9 @@ struct PitchDetector: ~Copyable {
     /// times the noise floor per bin of its band (`NoiseWeighting.floorPerBin`: a minimum over
     /// the memory, ~0.4 of the noise's mean for 8 bins) continues the note where its
     /// correlation is lost under the noise. Chosen on the tuning part with the tones' ends as
-    /// a guard (docs/accuracy.md, pitch finding 49: 8 and 16 read up to 0.1 point more of the
-    /// issue's list but went on reading tones 100–200 ms after they ended in noise; 24 and 32
-    /// did not).
+    /// a guard (docs/accuracy.md, pitch finding 49: 8 and 16 read 0.18 and 0.07 points more of
+    /// the list but went on reading tones 100 ms and more after they ended in noise; 24
+    /// and 32 did not).
     static let heldNoteFundamentalAboveFloorRatio: Float = 24
     /// Above this pitch the allowed decay rate grows in proportion to the pitch: a piano's top
     /// octaves lose energy faster than 60 dB/s (C7 ≈ 100 dB/s), drum bodies sit lower.
