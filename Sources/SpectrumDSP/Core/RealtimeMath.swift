@@ -109,3 +109,11 @@ func approximateNaturalLog(_ value: Float) -> Float { approximateLog2(value) * 0
 func approximateDecibelsFromPower(_ power: Float) -> Float {
     3.0102999 * approximateLog2(max(power, powerFloor))
 }
+
+/// The offset of a peak from the middle of three equally spaced samples, by the parabola through
+/// them (0 where they do not curve down). Real-time safe.
+@inline(__always) @_noLocks
+func parabolicPeakOffset(before: Float, peak: Float, after: Float) -> Float {
+    let curvature = before - 2 * peak + after
+    return curvature < 0 ? 0.5 * (before - after) / curvature : 0
+}

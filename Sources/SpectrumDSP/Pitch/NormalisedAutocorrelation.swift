@@ -365,8 +365,7 @@ struct NormalisedAutocorrelation: ~Copyable {
     @_noLocks
     func interpolatedPeak(at lag: Int) -> (offset: Float, height: Float) {
         let before = correlation(lag - 1), peak = correlation(lag), after = correlation(lag + 1)
-        let curvature = before - 2 * peak + after
-        let offset = curvature < 0 ? 0.5 * (before - after) / curvature : 0
+        let offset = parabolicPeakOffset(before: before, peak: peak, after: after)
         return (offset, peak - 0.25 * (before - after) * offset)
     }
 

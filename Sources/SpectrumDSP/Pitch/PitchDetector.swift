@@ -531,8 +531,7 @@ struct PitchDetector: ~Copyable {
         var offset: Float = 0
         if below > 0, above > 0 {
             let (left, centreLog, right) = _unsafePerformance { (logf(below), logf(top), logf(above)) }
-            let curvature = left - 2 * centreLog + right
-            if curvature < 0 { offset = max(-0.5, min(0.5, 0.5 * (left - right) / curvature)) }
+            offset = max(-0.5, min(0.5, parabolicPeakOffset(before: left, peak: centreLog, after: right)))
         }
         return Float(long.fftSize) / (Float(peak) + offset)
     }
