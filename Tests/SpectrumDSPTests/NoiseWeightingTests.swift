@@ -60,4 +60,35 @@ import Testing
         #expect(weighed != nil, "the second look is taken in steady noise")
         #expect(note[1_000] == 0, "a bin of noise alone keeps \(note[1_000]): a partial window's power became the floor")
     }
+
+    /// Steady noise is measured between notes all through the memory; in a clean recording the
+    /// hops that read no note (a note's tail or attack) fall in one or two sub-windows, and
+    /// that "floor" is the instrument's own sound, against which the octave decision must not
+    /// weigh a partial (docs/accuracy.md, pitch finding 50).
+    @Test func aFloorMeasuredInOneSubWindowIsNoSteadyNoise() {
+        let bin = 1_000
+        var tail = NoiseWeighting(bins: Self.bins, hopSeconds: Self.hopSeconds, windowSeconds: Self.windowSeconds)
+        // The window fills (3 hops), a note's tail is read as no note for 10 hops, then notes
+        // are read for 2 s.
+        for hop in 0..<(3 + 10 + 120) {
+            let sound = Self.powers(floor: 1, partial: nil)
+            _ = tail.weigh(sound)
+            sound.deallocate()
+            tail.endHop(noteRead: hop >= 13)
+        }
+        let tailFloor = tail.floorPerBin(at: bin), tailSteadyFloor = tail.steadyFloorPerBin(at: bin)
+        #expect(tailFloor != nil, "the tail is the band's least power")
+        #expect(tailSteadyFloor == nil, "a floor from one sub-window of the memory is no steady noise")
+        // Noise alone for 2 s: measured in four of the memory's six sub-windows.
+        var noise = NoiseWeighting(bins: Self.bins, hopSeconds: Self.hopSeconds, windowSeconds: Self.windowSeconds)
+        for _ in 0..<120 {
+            let sound = Self.powers(floor: 1, partial: nil)
+            _ = noise.weigh(sound)
+            sound.deallocate()
+            noise.endHop(noteRead: false)
+        }
+        let noiseFloor = noise.floorPerBin(at: bin), noiseSteadyFloor = noise.steadyFloorPerBin(at: bin)
+        #expect(noiseSteadyFloor != nil, "noise measured through most of the memory is steady")
+        #expect(noiseSteadyFloor == noiseFloor)
+    }
 }

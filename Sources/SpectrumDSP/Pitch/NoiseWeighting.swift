@@ -49,6 +49,11 @@ struct NoiseWeighting: ~Copyable {
         /// between strokes 0.02 (median). Chosen on the tuning part (docs/accuracy.md, pitch
         /// finding 31).
         var steadyNoiseFloorShare: Float = 0.1
+        /// Sub-windows of the memory (of `subWindowCount`) in which a band's floor must have
+        /// been measured to count as steady noise (`steadyFloorPerBin`): half of them. On the
+        /// tuning part, 2 read clean melodies' organ and choir a little worse (4 frames), 4 and
+        /// 5 gained less at pink 0 dB (docs/accuracy.md, pitch finding 50).
+        var steadyFloorSubWindows = 3
     }
 
     private let parameters: Parameters
@@ -156,16 +161,38 @@ struct NoiseWeighting: ~Copyable {
         return floor
     }
 
+    /// The band holding `bin`, or nil outside the bands.
+    @inline(__always) @_noLocks
+    private func band(holding bin: Int) -> Int? {
+        guard bin >= bandEdges[0], bin < bandEdges[bandCount] else { return nil }
+        var band = 0
+        while bandEdges[band + 1] <= bin { band += 1 }
+        return band
+    }
+
     /// The floor per bin of the band holding `bin`: its least power over the memory spread over
     /// its bins, or nil while none is known. Real-time safe.
     @_noLocks
     func floorPerBin(at bin: Int) -> Float? {
-        guard bin >= bandEdges[0], bin < bandEdges[bandCount] else { return nil }
-        var band = 0
-        while bandEdges[band + 1] <= bin { band += 1 }
+        guard let band = band(holding: bin) else { return nil }
         let floor = bandFloor(band)
         guard floor < .infinity else { return nil }
         return floor / Float(bandEdges[band + 1] - bandEdges[band])
+    }
+
+    /// `floorPerBin`, only where the band's noise is steady: its floor was measured in at least
+    /// `steadyFloorSubWindows` of the memory's sub-windows (half the memory). Noise that lasts
+    /// is measured between notes throughout; in a clean recording the hops that read no note
+    /// are a note's tail or attack now and then, one or two sub-windows, and such a "floor" is
+    /// the instrument's own sound, not noise (docs/accuracy.md, pitch findings 24 and 50).
+    /// Real-time safe.
+    @_noLocks
+    func steadyFloorPerBin(at bin: Int) -> Float? {
+        guard let band = band(holding: bin) else { return nil }
+        var measuredSubWindows = 0
+        for slot in 0..<subWindowCount where subWindowMinima[band * subWindowCount + slot] < .infinity { measuredSubWindows += 1 }
+        guard measuredSubWindows >= parameters.steadyFloorSubWindows else { return nil }
+        return floorPerBin(at: bin)
     }
 
     /// Ends the hop: when `noteRead` is false, the band powers `weigh` measured this hop (if it

@@ -28,6 +28,14 @@ struct OctaveDecision {
         var unsupportedOctaveBelowCost: Float = 4
         /// −20 dB: a note's own fundamental, not leakage or noise.
         var octaveBelowPowerRatio: Float = 0.01
+        /// Where the input holds steady noise, the octave below's partial must also stand this
+        /// many times over the noise floor per bin of its band (`NoiseWeighting.steadyFloorPerBin`:
+        /// a minimum, ~0.4 of the noise's mean for 8 bins): loud pink noise fills the octave
+        /// below's bins within −20 dB of the note's fundamental, so the note read an octave low
+        /// wherever r at twice its period came out higher. A bin of noise alone passes 16 floors
+        /// (~6.4 times its mean) on about 1 hop in 600. 8 and 32 read within 0.07 points of it on
+        /// the tuning part (docs/accuracy.md, pitch finding 50).
+        var octaveBelowOverSteadyNoiseRatio: Float = 16
         /// Nats for the held period once the note is established (`establishedNoteSeconds`), its
         /// fundamental still sounds (`establishedPowerRatio`) and does not fade
         /// (`establishedFadeRatio`): held whatever r at the half period (steel guitar G2's

@@ -447,7 +447,7 @@ struct PitchDetector: ~Copyable {
         if heldNotePeriodFrames > 0, let lag {
             decided = heldNoteReading(lag: lag, periodFrames: heldNotePeriodFrames)
         } else {
-            decided = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean)
+            decided = decideOctave(firstKeyMaximum: lag, shortEstimate: shortEstimate, history: history, mean: mean, spectrum: kept)
         }
         guard let winner = decided else {
             return unvoiced()
@@ -550,9 +550,10 @@ struct PitchDetector: ~Copyable {
     /// The octave decision (`OctaveDecision`): the candidates' scores from the correlation
     /// and the short window, then, best first, the spectral evidence of the leader only while
     /// another candidate could still beat it. nil when there is no candidate at all.
+    /// `spectrum` is the long window's (`NormalisedAutocorrelation.transform`).
     @_noLocks
-    private mutating func decideOctave(firstKeyMaximum lag: Int?, shortEstimate: RawPitch?,
-                                       history: borrowing SampleHistory, mean: Float) -> OctaveDecision.Candidate? {
+    private mutating func decideOctave(firstKeyMaximum lag: Int?, shortEstimate: RawPitch?, history: borrowing SampleHistory,
+                                       mean: Float, spectrum: UnsafePointer<fftwf_complex>) -> OctaveDecision.Candidate? {
         var candidates = OctaveDecision.Candidates()
         var belowIsHeld = false
         if let lag, let logR = OctaveDecision.logCorrelation(signedSquare: long[lag]) {
@@ -618,7 +619,9 @@ struct PitchDetector: ~Copyable {
             if leader == OctaveDecision.Kind.firstKeyMaximum {
                 if measured < octave.absentFundamentalPowerRatio { candidate.score -= octave.absentFundamentalCost }
             } else if leader == OctaveDecision.Kind.octaveBelow {
-                if !belowIsHeld && ratio < octave.octaveBelowPowerRatio { candidate.score -= octave.unsupportedOctaveBelowCost }
+                if !belowIsHeld && (ratio < octave.octaveBelowPowerRatio || isBuriedInSteadyNoise(periodFrames: candidate.periodFrames, spectrum: spectrum)) {
+                    candidate.score -= octave.unsupportedOctaveBelowCost
+                }
                 if candidates[OctaveDecision.Kind.octaveAbove].exists,
                    fundamentalPowerRatio(period: lag ?? 0, history: history, mean: mean) < octave.absentFundamentalPowerRatio {
                     candidate.score -= octave.absentFundamentalCost
@@ -632,6 +635,19 @@ struct PitchDetector: ~Copyable {
             candidates[leader] = candidate
         }
         return nil
+    }
+
+    /// Whether the partial at the frequency of `periodFrames` lies under
+    /// `octaveBelowOverSteadyNoiseRatio` times the input's steady noise floor per bin there
+    /// (`NoiseWeighting.steadyFloorPerBin`): its strongest bin of the three nearest in the long
+    /// window's spectrum (the unweighted window's main lobe, zero-padded to `fftSize`). False where
+    /// the noise there is not steady or not known.
+    @_noLocks
+    private func isBuriedInSteadyNoise(periodFrames: Float, spectrum: UnsafePointer<fftwf_complex>) -> Bool {
+        let middle = Int(Float(long.fftSize) / periodFrames + 0.5)
+        guard middle >= 2, middle + 1 < long.fftSize / 2, let floor = noiseWeighting.steadyFloorPerBin(at: middle) else { return false }
+        let strongest = max(max(power(spectrum[middle - 1]), power(spectrum[middle])), power(spectrum[middle + 1]))
+        return strongest < octave.octaveBelowOverSteadyNoiseRatio * floor
     }
 
     /// Nats a long-window reading at `periodFrames` pays against the short window's confident
