@@ -51,8 +51,9 @@ struct NoiseWeighting: ~Copyable {
         var steadyNoiseFloorShare: Float = 0.1
         /// Sub-windows of the memory (of `subWindowCount`) in which a band's floor must have
         /// been measured to count as steady noise (`steadyFloorPerBin`): half of them. On the
-        /// tuning part, 2 read clean melodies' organ and choir a little worse (4 frames), 4 and
-        /// 5 gained less at pink 0 dB (docs/accuracy.md, pitch finding 50).
+        /// tuning part, 2 read a clean choir melody worse (3 frames in each of the clean, quiet
+        /// and 44.1 kHz conditions), 4 and 5 gained less at pink 0 dB (docs/accuracy.md, pitch
+        /// finding 50).
         var steadyFloorSubWindows = 3
     }
 

@@ -32,9 +32,9 @@ struct OctaveDecision {
         /// many times over the noise floor per bin of its band (`NoiseWeighting.steadyFloorPerBin`:
         /// a minimum, ~0.4 of the noise's mean for 8 bins): loud pink noise fills the octave
         /// below's bins within −20 dB of the note's fundamental, so the note read an octave low
-        /// wherever r at twice its period came out higher. A bin of noise alone passes 16 floors
-        /// (~6.4 times its mean) on about 1 hop in 600. 8 and 32 read within 0.07 points of it on
-        /// the tuning part (docs/accuracy.md, pitch finding 50).
+        /// wherever r at twice its period came out higher. The strongest of three bins of noise
+        /// alone passes 16 floors (~6.4 times a bin's mean) on about 1 hop in 200. 8 and 32 read
+        /// within 0.07 points of it on the tuning part (docs/accuracy.md, pitch finding 50).
         var octaveBelowOverSteadyNoiseRatio: Float = 16
         /// Nats for the held period once the note is established (`establishedNoteSeconds`), its
         /// fundamental still sounds (`establishedPowerRatio`) and does not fade
