@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import CAllocationCounter
 import SpectrumDSP
@@ -23,7 +24,13 @@ import SpectrumCore
         // (a DFT of the fundamental every hop), a weak fundamental read an octave lower, and a
         // legato fifth whose mixed window repeats at a period common to both notes; a note in
         // pink noise as loud as it, after the noise alone (the correlation weighed against the
-        // noise's band floors: `NoiseWeighting`).
+        // noise's band floors: `NoiseWeighting`, and the octave below's support against the
+        // steady floors); a note 10 dB over pink noise decaying 20 dB/s under it (followed at
+        // its fundamental's spectral peak once its correlation is lost, pitch finding 49).
+        var decayingTone = TestSignals.harmonicTone(fundamentalHz: 440, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05], sampleRateHz: 48_000, seconds: 1.5)
+        for sample in decayingTone.indices { decayingTone[sample] *= powf(10, -20 * Float(sample) / 48_000 / 20) }
+        let decayingInNoise = PitchTests.toneInPinkNoiseAsLoud(decayingTone, afterSeconds: 1.5, sampleRateHz: 48_000, seed: 300,
+                                                               noiseAboveToneDecibels: -10, trailingSeconds: 1)
         let pinkNoise = TestSignals.pinkNoise(sampleRateHz: 48_000, seconds: 2, amplitude: 0.9, seed: 5)
         let noteInNoise = zip(pinkNoise[48_000...], TestSignals.harmonicTone(fundamentalHz: 146.8, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05],
                                                                             sampleRateHz: 48_000, seconds: 1)).map { $0 + $1 }
@@ -33,7 +40,7 @@ import SpectrumCore
             + TestSignals.harmonicTone(fundamentalHz: 110, harmonicAmplitudes: [0.16, 1, 0.25, 1, 0, 0.3], sampleRateHz: 48_000, seconds: 0.5).map { 0.15 * $0 }
             + TestSignals.harmonicTone(fundamentalHz: 196, harmonicAmplitudes: [1, 0.6, 0.3, 0.2], sampleRateHz: 48_000, seconds: 0.5).map { 0.3 * $0 }
             + TestSignals.harmonicTone(fundamentalHz: 293.66, harmonicAmplitudes: [1, 0.6, 0.3, 0.2], sampleRateHz: 48_000, seconds: 0.5).map { 0.3 * $0 }
-            + Array(pinkNoise[..<48_000]) + noteInNoise
+            + Array(pinkNoise[..<48_000]) + noteInNoise + decayingInNoise
         let blockSizes = [0, 1, 63, 64, 1000, 4096, 17, 256]
         var hops = 0, position = 0, blockIndex = 0, dropped = 0
         var frame = AnalysisFrame()
