@@ -523,8 +523,7 @@ struct PitchDetector: ~Copyable {
         let reach = max(1, Int(centre * halfSemitone + 0.5)), middle = Int(centre + 0.5)
         guard middle - reach >= 2, middle + reach < long.fftSize / 2 - 1,
               let floor = noiseWeighting.floorPerBin(at: middle) else { return nil }
-        var peak = middle - reach
-        for bin in (middle - reach)...(middle + reach) where power(spectrum[bin]) > power(spectrum[peak]) { peak = bin }
+        let peak = strongestBin(from: middle - reach, through: middle + reach, spectrum: spectrum)
         let top = power(spectrum[peak])
         guard top >= Self.heldNoteFundamentalAboveFloorRatio * floor else { return nil }
         let below = power(spectrum[peak - 1]), above = power(spectrum[peak + 1])
@@ -646,8 +645,16 @@ struct PitchDetector: ~Copyable {
     private func isBuriedInSteadyNoise(periodFrames: Float, spectrum: UnsafePointer<fftwf_complex>) -> Bool {
         let middle = Int(Float(long.fftSize) / periodFrames + 0.5)
         guard middle >= 2, middle + 1 < long.fftSize / 2, let floor = noiseWeighting.steadyFloorPerBin(at: middle) else { return false }
-        let strongest = max(max(power(spectrum[middle - 1]), power(spectrum[middle])), power(spectrum[middle + 1]))
+        let strongest = power(spectrum[strongestBin(from: middle - 1, through: middle + 1, spectrum: spectrum)])
         return strongest < octave.octaveBelowOverSteadyNoiseRatio * floor
+    }
+
+    /// The bin of `spectrum` with the highest power in `first ... last` (the lowest of equals).
+    @inline(__always) @_noLocks
+    private func strongestBin(from first: Int, through last: Int, spectrum: UnsafePointer<fftwf_complex>) -> Int {
+        var strongest = first
+        for bin in first...last where power(spectrum[bin]) > power(spectrum[strongest]) { strongest = bin }
+        return strongest
     }
 
     /// Nats a long-window reading at `periodFrames` pays against the short window's confident
