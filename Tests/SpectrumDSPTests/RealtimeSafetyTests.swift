@@ -26,7 +26,9 @@ import SpectrumCore
         // pink noise as loud as it, after the noise alone (the correlation weighed against the
         // noise's band floors: `NoiseWeighting`, and the octave below's support against the
         // steady floors); a note 10 dB over pink noise decaying 20 dB/s under it (followed at
-        // its fundamental's spectral peak once its correlation is lost, pitch finding 49).
+        // its fundamental's spectral peak once its correlation is lost, pitch finding 49); an
+        // organ's low note whose odd partials sound over a weak fundamental (the octave below
+        // supported by its odd partials, finding 53: the note is read only through that path).
         var decayingTone = TestSignals.harmonicTone(fundamentalHz: 440, harmonicAmplitudes: [0.3, 0.2, 0.1, 0.05], sampleRateHz: 48_000, seconds: 1.5)
         for sample in decayingTone.indices { decayingTone[sample] *= powf(10, -20 * Float(sample) / 48_000 / 20) }
         let decayingInNoise = PitchTests.toneInPinkNoiseAsLoud(decayingTone, afterSeconds: 1.5, sampleRateHz: 48_000, seed: 300,
@@ -38,6 +40,8 @@ import SpectrumCore
             + TestSignals.sine(frequencyHz: 82.4, sampleRateHz: 48_000, seconds: 1)
             + TestSignals.lowStringWithFadedOddPartials(sampleRateHz: 48_000, seconds: 1)
             + TestSignals.harmonicTone(fundamentalHz: 110, harmonicAmplitudes: [0.16, 1, 0.25, 1, 0, 0.3], sampleRateHz: 48_000, seconds: 0.5).map { 0.15 * $0 }
+            + TestSignals.harmonicTone(fundamentalHz: 82.4, harmonicAmplitudes: [0.056, 1, 0.2, 0.6, 0.05, 0.3, 0, 0.2], sampleRateHz: 48_000,
+                                       seconds: 0.5).map { 0.15 * $0 }
             + TestSignals.harmonicTone(fundamentalHz: 196, harmonicAmplitudes: [1, 0.6, 0.3, 0.2], sampleRateHz: 48_000, seconds: 0.5).map { 0.3 * $0 }
             + TestSignals.harmonicTone(fundamentalHz: 293.66, harmonicAmplitudes: [1, 0.6, 0.3, 0.2], sampleRateHz: 48_000, seconds: 0.5).map { 0.3 * $0 }
             + Array(pinkNoise[..<48_000]) + noteInNoise + decayingInNoise
