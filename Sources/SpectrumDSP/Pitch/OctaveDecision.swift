@@ -39,16 +39,17 @@ struct OctaveDecision {
         /// The octave below f is the note, paying neither `octaveBelowCost` nor
         /// `unsupportedOctaveBelowCost`, where its window holds its odd partials: the power at 3 f
         /// and 5 f at least this share (−20 dB) of that at 2 f and 4 f. A wave that repeats at
-        /// the first key maximum has nothing there but leakage (Hann: −31 dB at worst, a 41 Hz
-        /// spacing); an organ's low note while its 8' speaks under its upper ranks (its first
+        /// the first key maximum has nothing there but leakage (Hann: −31 dB at worst, its first
+        /// sidelobe); an organ's low note while its 8' speaks under its upper ranks (its first
         /// 100–300 ms) holds them at −5 to −18 dB, its fundamental −15 to −29 dB under its
         /// second partial and r at its period only 1–4 % above r at half of it (docs/accuracy.md,
         /// pitch finding 53). −25 and −15 dB read worse on the tuning part.
         var oddPartialsPowerRatio: Float = 0.01
         /// The odd partials are asked only where r at the octave below reaches this: a window
-        /// the noise leaves clean. Pink noise at 10 dB SNR (r ≤ 0.91) fills the bins at 3 f and
-        /// 5 f within −20 dB of a note's partials, and asking there read hundreds of frames an
-        /// octave low (0.93 read as 0.95 in the clean conditions, with 0.05 points fewer at pink 10 dB).
+        /// the noise leaves clean (pink noise at 10 dB SNR keeps r ≤ 0.91). Asked in every
+        /// window, they read 100–330 more tuning frames an octave low at pink 10 dB, even with
+        /// an odd partial asked to stand 16 floors over its band's noise. 0.93 read as 0.95 in the
+        /// clean conditions, with 0.05 points fewer at pink 10 dB (pitch finding 53).
         var oddPartialsMinimumCorrelation: Float = 0.95
         /// −30 dB: the octave below's fundamental must still sound to be supported by its odd
         /// partials (an organ's quint, at 3/2 of a note, is an odd partial of the octave under
