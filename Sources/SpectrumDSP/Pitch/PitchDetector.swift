@@ -144,7 +144,7 @@ struct PitchDetector: ~Copyable {
     private let corrections: RealtimeBuffer
     private var correctionIndex = 0
     private var correctionsStored = 0
-    /// Hann window over the long window, for the octave decision's spectral evidence (`fundamentalPowerRatio`).
+    /// Hann window over the long window, for the octave decision's spectral evidence (`PartialPowers`).
     private let hannWindow: RealtimeBuffer
     /// The previous hop's autocorrelation frequency (0 after an unvoiced hop).
     private var previousFrequencyHz: Float = 0
@@ -154,10 +154,9 @@ struct PitchDetector: ~Copyable {
     private var heldHops = 0
     /// The weights of the octave decision.
     private let octave: OctaveDecision.Parameters
-    /// This hop's `fundamentalPowerRatio`s and the periods they were measured for (0 = none
-    /// yet): the octave decision asks for at most two periods, maybe more than once.
-    private var measuredRatioPeriods = (0, 0)
-    private var measuredRatios: (Float, Float) = (0, 0)
+    /// This hop's `PartialPowers`, newer first: the octave decision asks about at most two
+    /// periods, maybe more than once.
+    private var measuredPartials = (PartialPowers(), PartialPowers())
     private var hopsSinceVoiced = 0
     /// The last period read on two hops in a row (0 = none, or ~50 ms after, or at an attack),
     /// and the hops since: the note a hop in loud noise continues, though a hop between read
@@ -339,7 +338,7 @@ struct PitchDetector: ~Copyable {
         spectraInARow = 0
         if !glideReadThisHop { glidePreviousHz = 0 }
         glideReadThisHop = false
-        measuredRatioPeriods = (0, 0)
+        measuredPartials = (PartialPowers(), PartialPowers())
         let earlierEnergy = recentEnergies[recentEnergyIndex]
         let decaying = energy < earlierEnergy * percussiveEnergyRatio
         // The octave hold ends after ~50 ms without an estimate, or at a new note's attack.
@@ -1051,11 +1050,9 @@ struct PitchDetector: ~Copyable {
         return powerNow < powerThen * octave.establishedFadeRatio
     }
 
-    /// The window's power at the frequency of `period` over its power at twice that
-    /// frequency: Hann-windowed single-frequency DFTs of the window (its `mean` removed), ~2.8 k
-    /// complex steps at 48 kHz, so only computed where the octave decision needs it, and once
-    /// per hop and period. Negative (the ratio, negated) when the power at the frequency does
-    /// not stand `partialOverReferenceRatio` above the median power at 0.75, 1.25 and 1.75 times it, where
+    /// The window's power at the frequency f of `period` over its power at 2 f (`PartialPowers`).
+    /// Negative (the ratio, negated) when the power at f does not stand
+    /// `partialOverReferenceRatio` above the median power at 0.75, 1.25 and 1.75 f, where
     /// neither that pitch nor its octave above has a partial (noise and leakage only): in pink
     /// noise at 10 dB SNR the noise alone reaches the −45 dB of `absentFundamentalPowerRatio`
     /// at an organ's missing half-pitch. Only where a quarter of the frequency spans
@@ -1063,47 +1060,64 @@ struct PitchDetector: ~Copyable {
     /// lobe reaches the references).
     @_noLocks
     private mutating func fundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
-        if measuredRatioPeriods.0 == period { return measuredRatios.0 }
-        if measuredRatioPeriods.1 == period { return measuredRatios.1 }
-        let ratio = measureFundamentalPowerRatio(period: period, history: history, mean: mean)
-        // The newer measurement replaces the older.
-        measuredRatioPeriods = (period, measuredRatioPeriods.0)
-        measuredRatios = (ratio, measuredRatios.0)
-        return ratio
+        let measured = partialPowers(period: period, withFundamental: true, history: history, mean: mean)
+        guard let partials = measured.partials, let fundamentalAndReferences = measured.fundamentalAndReferences else { return 0 }
+        let fundamentalPower = fundamentalAndReferences[0], octavePower = partials[0]
+        let below = fundamentalAndReferences[1], lower = fundamentalAndReferences[2], upper = fundamentalAndReferences[3]
+        // The median: one bin's noise power scatters exponentially, so a single reference (or
+        // the lowest of two) let noise at f pass for a partial on every sixth hop; the median of
+        // three on one in thirty, and a previous note ringing on one of them does not move it.
+        let referencePower = max(min(below, lower), min(max(below, lower), upper))
+        let ratio = octavePower > 0 ? fundamentalPower / octavePower : 1
+        // A quarter of f must span `partialReferenceMinimumBins` resolutions (rate / count).
+        let resolvable = Float(long.windowFrames) / (4 * Float(period)) >= octave.partialReferenceMinimumBins
+        return resolvable && fundamentalPower < referencePower * octave.partialOverReferenceRatio ? -ratio : ratio
     }
 
-    /// `fundamentalPowerRatio`, measured.
+    /// This hop's `PartialPowers` of `period`: its partials, and with `withFundamental` its
+    /// fundamental and references too, each set measured now if not yet (Hann-windowed DFTs of
+    /// the window, its `mean` removed: ~2.8 k samples at 48 kHz a set, so only where the octave
+    /// decision asks). At most two periods are kept; a third replaces the older. None for
+    /// period 0 (no period: the ratios read 0).
     @_noLocks
-    private func measureFundamentalPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
-        // Powers at the period's frequency f, at 2 f, and at 0.75 f, 1.25 f and 1.75 f (no
-        // partial of f or of 2 f there; not a fifth above f, where a previous note often rings
-        // in melodies). Their median is the noise's level at f: one bin's noise power scatters
-        // exponentially, so a single reference (or the lowest of two) let noise at f pass for a
-        // partial on every sixth hop; the median of three on one in thirty, and a previous
-        // note ringing on one of them does not move it. One phasor per frequency, each rotated
-        // every step. Double: thousands of steps.
-        let count = long.windowFrames
-        var fundamental = PhasorSum(angle: -2 * Double.pi / Double(period))
-        var octaveAbove = PhasorSum(angle: -4 * Double.pi / Double(period))
-        var belowReference = PhasorSum(angle: -1.5 * Double.pi / Double(period))
-        var lowerReference = PhasorSum(angle: -2.5 * Double.pi / Double(period))
-        var upperReference = PhasorSum(angle: -3.5 * Double.pi / Double(period))
-        for index in 0..<count {
-            let value = Double((history.latest(count, at: index) - mean) * hannWindow[index])
-            fundamental.add(value)
-            octaveAbove.add(value)
-            belowReference.add(value)
-            lowerReference.add(value)
-            upperReference.add(value)
+    private mutating func partialPowers(period: Int, withFundamental: Bool, history: borrowing SampleHistory,
+                                        mean: Float) -> PartialPowers {
+        guard period > 0 else { return PartialPowers() }  // none: nothing measured
+        let isNewer = measuredPartials.0.period == period
+        var measured = isNewer ? measuredPartials.0
+            : measuredPartials.1.period == period ? measuredPartials.1 : PartialPowers(period: period)
+        if measured.partials == nil {
+            measured.partials = windowPowers(at: PartialPowers.partialMultiples, period: period, history: history, mean: mean)
         }
-        let fundamentalPower = fundamental.power, octavePower = octaveAbove.power
-        let below = belowReference.power, lower = lowerReference.power, upper = upperReference.power
-        let referencePower = max(min(below, lower), min(max(below, lower), upper))  // the median
-        let ratio = octavePower > 0 ? Float(fundamentalPower / octavePower) : 1
-        // A quarter of f must span `partialReferenceMinimumBins` resolutions (rate / count).
-        let resolvable = Double(count) / (4 * Double(period)) >= Double(octave.partialReferenceMinimumBins)
-        // Negative: the power at f does not stand out of the noise (`fundamentalPowerRatio`).
-        return resolvable && fundamentalPower < referencePower * Double(octave.partialOverReferenceRatio) ? -ratio : ratio
+        if withFundamental, measured.fundamentalAndReferences == nil {
+            measured.fundamentalAndReferences = windowPowers(at: PartialPowers.fundamentalMultiples, period: period,
+                                                             history: history, mean: mean)
+        }
+        if isNewer {
+            measuredPartials.0 = measured
+        } else if measuredPartials.1.period == period {
+            measuredPartials.1 = measured
+        } else {
+            measuredPartials = (measured, measuredPartials.0)
+        }
+        return measured
+    }
+
+    /// The Hann-windowed long window's (its `mean` removed) powers at `multiples` of the
+    /// frequency of `period`.
+    @_noLocks
+    private func windowPowers(at multiples: SIMD4<Double>, period: Int, history: borrowing SampleHistory,
+                              mean: Float) -> SIMD4<Float> {
+        let count = long.windowFrames
+        var dft = FourFrequencyDFT(anglesRadians: multiples * (-2 * Double.pi / Double(period)))
+        var index = 0
+        while index + 1 < count {
+            dft.add((history.latest(count, at: index) - mean) * hannWindow[index],
+                    (history.latest(count, at: index + 1) - mean) * hannWindow[index + 1])
+            index += 2
+        }
+        if index < count { dft.add((history.latest(count, at: index) - mean) * hannWindow[index]) }
+        return dft.powers
     }
 
     /// `oddPartialsPowerRatio` read off the long window's spectrum (`spectrum`, unwindowed,
@@ -1124,33 +1138,14 @@ struct PitchDetector: ~Copyable {
         return even > 0 ? odd / even : 0
     }
 
-    /// The power at 3 f and 5 f over that at 2 f and 4 f, f the frequency of `period` (the long
-    /// window, Hann): the odd partials of a note at f against its even ones, which a wave
+    /// The power at 3 f and 5 f over that at 2 f and 4 f, f the frequency of `period`
+    /// (`PartialPowers`): the odd partials of a note at f against its even ones, which a wave
     /// repeating at half the period lacks (`OctaveDecision.Parameters.oddPartialsPowerRatio`).
     @_noLocks
-    private func oddPartialsPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
-        // The four phasors (2 f to 5 f) side by side, each rotated every step. Double: thousands
-        // of steps.
-        let count = long.windowFrames
-        let angles = SIMD4<Double>(-4, -6, -8, -10) * (Double.pi / Double(period))
-        var stepReal = SIMD4<Double>(), stepImaginary = SIMD4<Double>()
-        for lane in 0..<4 {
-            stepReal[lane] = _unsafePerformance { cos(angles[lane]) }
-            stepImaginary[lane] = _unsafePerformance { sin(angles[lane]) }
-        }
-        var phasorReal = SIMD4<Double>(repeating: 1), phasorImaginary = SIMD4<Double>()
-        var sumReal = SIMD4<Double>(), sumImaginary = SIMD4<Double>()
-        for index in 0..<count {
-            let value = Double((history.latest(count, at: index) - mean) * hannWindow[index])
-            sumReal += value * phasorReal
-            sumImaginary += value * phasorImaginary
-            let real = phasorReal * stepReal - phasorImaginary * stepImaginary
-            phasorImaginary = phasorReal * stepImaginary + phasorImaginary * stepReal
-            phasorReal = real
-        }
-        let powers = sumReal * sumReal + sumImaginary * sumImaginary
+    private mutating func oddPartialsPowerRatio(period: Int, history: borrowing SampleHistory, mean: Float) -> Float {
+        guard let powers = partialPowers(period: period, withFundamental: false, history: history, mean: mean).partials else { return 0 }
         let even = powers[0] + powers[2]
-        return even > 0 ? Float((powers[1] + powers[3]) / even) : 0
+        return even > 0 ? (powers[1] + powers[3]) / even : 0
     }
 
     /// A drum was found this hop (a stroke or hit in the window, its body gliding down): what
@@ -1278,31 +1273,6 @@ struct PitchDetector: ~Copyable {
         shortWindowRecheck.forget()
         _ = unvoiced()
     }
-}
-
-/// A single-frequency DFT, accumulated sample by sample: the sum of the values times a phasor
-/// rotated by `angle` radians each step. Real-time safe.
-struct PhasorSum {
-    private let stepReal: Double, stepImaginary: Double
-    private var phasorReal = 1.0, phasorImaginary = 0.0
-    private var sumReal = 0.0, sumImaginary = 0.0
-
-    @_noLocks
-    init(angle: Double) {
-        stepReal = _unsafePerformance { cos(angle) }
-        stepImaginary = _unsafePerformance { sin(angle) }
-    }
-
-    @inline(__always) @_noLocks
-    mutating func add(_ value: Double) {
-        sumReal += value * phasorReal
-        sumImaginary += value * phasorImaginary
-        let real = phasorReal * stepReal - phasorImaginary * stepImaginary
-        phasorImaginary = phasorReal * stepImaginary + phasorImaginary * stepReal
-        phasorReal = real
-    }
-
-    var power: Double { @_noLocks get { sumReal * sumReal + sumImaginary * sumImaginary } }
 }
 
 /// One unsmoothed estimate; frequency 0 means no confident pitch.
