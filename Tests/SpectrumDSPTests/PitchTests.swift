@@ -1437,7 +1437,10 @@ import SpectrumCore
     /// −20 dB support, but it is the note's own partial (it reads its frequency), its third
     /// partial sounds and it grows. Every frame read the octave up (0 of 12–13 read the note);
     /// since the octave below is supported by its odd partials (pitch finding 53) 6–9 of them
-    /// read the note. A known issue: finding 29's evidence read ≥ 90 % of
+    /// read the note, and since that support is asked at r ≥ 0.85 instead of 0.95 with the
+    /// fundamental at −25 dB instead of −30 (finding 54: the corpus's organs read better; at
+    /// −30 dB the lower r let FluidR3's steel guitar's ringing fifths read an octave low) 3–4
+    /// of them, from ~250 ms on. A known issue: finding 29's evidence read ≥ 90 % of
     /// them but cost up to 21 µs a hop; asked for only where the kept spectrum holds the third
     /// partial (finding 30, commit eae65a1) it still read them, and cost an organ's hop +20 µs.
     @Test(arguments: sampleRates)
@@ -1545,6 +1548,55 @@ import SpectrumCore
         withKnownIssue("the octave decision reads the ringing previous note an octave under the new one (docs/accuracy.md, finding 13)") {
             #expect(newNoteFrames * 10 >= scored.count * 9,
                     "MIDI \(oldNote) → \(newNote): \(newNoteFrames) of \(scored.count) frames read the new note, \(octaveLowFrames) the old one")
+        }
+    }
+
+    /// A melody stepping down a fifth while the previous note still rings (in the corpus
+    /// FluidR3's steel guitar G4 → C4): the old note is the new one's octave below's third
+    /// partial, so the two together repeat at that octave below. Plucked, both decaying at
+    /// −6 dB/s, the old note releasing at −20 dB/s from the new one's onset. Struck 6 dB over
+    /// the old note, the new note is read on every frame from 100 to 400 ms after the step,
+    /// never its octave below. Struck level with it, the mixture repeats at the octave below
+    /// better than at the new note (r 0.998 against the new note's lower maximum) and is read
+    /// there until the old note has faded (MIDI 67 → 60: 5 of 18 frames read the new note, 13
+    /// its octave below): a known issue, the decision has no evidence within one window that
+    /// the octave below's partials belong to two notes.
+    @Test(arguments: [(67, 60), (62, 55), (57, 50)])
+    func aFifthDownOverTheRingingPreviousNoteIsNotReadAnOctaveLow(from oldNote: Int, to newNote: Int) throws {
+        let sampleRateHz = 48_000.0
+        var analyzer = try Analyzer(configuration: AnalysisConfiguration(), sampleRateHz: sampleRateHz)
+        let partials = [1, 0.6, 0.4, 0.3, 0.2, 0.1]
+        let onsetSeconds = 0.7, totalSeconds = 1.3
+        let old = TestSignals.harmonicTone(fundamentalHz: TestSignals.frequencyHz(midiNote: Double(oldNote)), harmonicAmplitudes: partials,
+                                           sampleRateHz: sampleRateHz, seconds: totalSeconds)
+        let new = TestSignals.harmonicTone(fundamentalHz: TestSignals.frequencyHz(midiNote: Double(newNote)), harmonicAmplitudes: partials,
+                                           sampleRateHz: sampleRateHz, seconds: totalSeconds - onsetSeconds)
+        func decibels(_ value: Double) -> Double { pow(10, value / 20) }
+        let onset = Int(onsetSeconds * sampleRateHz)
+        for leadDecibels in [6.0, 0] {
+            let signal: [Float] = (0..<old.count).map { index in
+                let seconds = Double(index) / sampleRateHz
+                let oldGain = 0.3 * decibels(-6 * min(seconds, onsetSeconds) - 20 * max(0, seconds - onsetSeconds))
+                guard index >= onset else { return Float(oldGain) * old[index] }
+                let since = seconds - onsetSeconds
+                let newGain = 0.3 * decibels(-6 * onsetSeconds + leadDecibels - 6 * since) * min(1, since / 0.005)
+                return Float(oldGain) * old[index] + Float(newGain) * new[index - onset]
+            }
+            analyzer.reset()
+            let scored = OfflineDriver.frames(&analyzer, signal: signal, blockSizes: [800]).filter { frame in
+                let seconds = Double(frame.streamFrame) / sampleRateHz - onsetSeconds
+                return seconds >= 0.1 && seconds <= 0.4
+            }
+            let newNoteFrames = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(newNote)) < 0.5 }.count
+            let octaveLowFrames = scored.filter { $0.pitch.hasNote && abs($0.pitch.midiNote - Float(newNote - 12)) < 0.5 }.count
+            let reading = "MIDI \(oldNote) → \(newNote), struck \(leadDecibels) dB over the old note: \(newNoteFrames) of \(scored.count) frames read the new note, \(octaveLowFrames) its octave below"
+            if leadDecibels > 0 {
+                #expect(newNoteFrames == scored.count && octaveLowFrames == 0, "\(reading)")
+            } else {
+                withKnownIssue("a level mixture with the previous note a fifth above repeats at the new note's octave below and is read there (docs/accuracy.md, pitch finding 54)") {
+                    #expect(newNoteFrames * 10 >= scored.count * 9, "\(reading)")
+                }
+            }
         }
     }
 

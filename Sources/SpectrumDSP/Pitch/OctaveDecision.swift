@@ -46,15 +46,18 @@ struct OctaveDecision {
         /// pitch finding 53). −25 and −15 dB read worse on the tuning part.
         var oddPartialsPowerRatio: Float = 0.01
         /// The odd partials are asked only where r at the octave below reaches this: a window
-        /// the noise leaves clean (pink noise at 10 dB SNR keeps r ≤ 0.91). Asked in every
-        /// window, they read 100–330 more tuning frames an octave low at pink 10 dB, even with
-        /// an odd partial asked to stand 16 floors over its band's noise. 0.93 read as 0.95 in the
-        /// clean conditions, with 0.05 points fewer at pink 10 dB (pitch finding 53).
-        var oddPartialsMinimumCorrelation: Float = 0.95
-        /// −30 dB: the octave below's fundamental must still sound to be supported by its odd
+        /// the noise leaves fairly clean. An organ's attack, its 8' speaking in, repeats there
+        /// at r 0.83–0.93. Asked in every window, they read 100–330 more tuning frames an octave
+        /// low at pink 10 dB, even with an odd partial asked to stand 16 floors over its band's
+        /// noise (pitch finding 53); with the fundamental asked −25 dB
+        /// (`oddPartialsFundamentalPowerRatio`), 0.85 read best on the tuning part of 0.75–0.95
+        /// (pitch finding 54).
+        var oddPartialsMinimumCorrelation: Float = 0.85
+        /// −25 dB: the octave below's fundamental must still sound to be supported by its odd
         /// partials (an organ's quint, at 3/2 of a note, is an odd partial of the octave under
-        /// the note, where nothing sounds).
-        var oddPartialsFundamentalPowerRatio: Float = 1e-3
+        /// the note, where nothing sounds; a previous note a fifth above, still ringing, is one
+        /// too). −27 and −23 dB read worse on the tuning part (pitch finding 54).
+        var oddPartialsFundamentalPowerRatio: Float = 0.003
         /// Nats for the held period once the note is established (`establishedNoteSeconds`), its
         /// fundamental still sounds (`establishedPowerRatio`) and does not fade
         /// (`establishedFadeRatio`): held whatever r at the half period (steel guitar G2's
