@@ -50,8 +50,8 @@ struct OctaveDecision {
         /// at r 0.83–0.93. Asked in every window, they read 100–330 more tuning frames an octave
         /// low at pink 10 dB, even with an odd partial asked to stand 16 floors over its band's
         /// noise (pitch finding 53); with the fundamental asked −25 dB
-        /// (`oddPartialsFundamentalPowerRatio`), 0.85 read best on the tuning part of 0.75–0.95
-        /// (pitch finding 54).
+        /// (`oddPartialsFundamentalPowerRatio`), 0.85 read best of 0.75–0.95 on the tuning part
+        /// (all conditions; 0.75 and 0.8 alike on the list; pitch finding 54).
         var oddPartialsMinimumCorrelation: Float = 0.85
         /// −25 dB: the octave below's fundamental must still sound to be supported by its odd
         /// partials (an organ's quint, at 3/2 of a note, is an odd partial of the octave under
