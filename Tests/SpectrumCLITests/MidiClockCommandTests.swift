@@ -90,9 +90,11 @@ struct MidiClockCommandTests {
         // frame time never jumped; a disturbed run checks the protocol above and the status
         // below, and says so. The clock's precision over a minute: `SpectrumBench clock`.
         // JACK's own word for it: the player records each frame-time jump it saw (its
-        // `playbackOrigins`). A jump can also move the grid a period early in frame time (an
-        // interval of 744 frames with none long before it, seen in a run whose player recorded
-        // the jump), which the intervals alone would call a burst.
+        // `playbackOrigins`); a run with one is disturbed whatever the intervals show. (On a
+        // busy host, 2 of 6 runs failed on the intervals alone with no interval over 1100: one
+        // with a 744-frame interval counted as a burst, one with 996–1000-frame intervals for
+        // seconds, a slew's signature. Whether their players recorded a jump was not checked: a
+        // run that records none is still held to every assertion below.)
         let skippedCycles = intervals.filter { $0 > 1100 }, frameTimeJumps = slow.playbackOrigins.count - 1
         guard skippedCycles.isEmpty && frameTimeJumps == 0 else {
             print("MIDI clock test: JACK skipped cycles (\(frameTimeJumps) frame-time jumps; tick intervals over 1100 frames: \(skippedCycles)); spacing and tempo precision not asserted in this run")
